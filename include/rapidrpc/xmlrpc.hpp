@@ -1,0 +1,123 @@
+// The XML-RPC codec: methodCall and methodResponse documents to and from
+// values. It does no I/O: bytes in, values out; values in, bytes out.
+//
+// Parsing is strict (see docs/limits.md and docs/design.md): well-formed
+// UTF-8 XML only, no DOCTYPE, `<int>`/`<i4>`/`<i8>` in range with an optional
+// sign and no spaces, `<boolean>` 0 or 1, finite `<double>`, canonical base64,
+// dates as YYYYMMDDTHH:MM:SS (or YYYY-MM-DDTHH:MM:SS). The nil and i8
+// extensions are accepted with or without the Apache `ex:` prefix.
+//
+// Threading: a parser object is used by one thread at a time; the free
+// functions are safe to call from any thread.
+#pragma once
+
+#include <rapidrpc/fault.hpp>
+#include <rapidrpc/value.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace rapidrpc::xmlrpc {
+
+/// Limits on one document. Going past one fails the parse with a clear error.
+struct limits {
+  std::size_t max_depth = 64;            ///< nesting of <array>/<struct> values
+  std::size_t max_elements = 1'000'000;  ///< XML elements in one document
+  std::size_t max_name_bytes = 256;      ///< length of a method name
+};
+
+/// A parsed methodCall.
+struct method_call {
+  std::string method;
+  array params;
+};
+
+/// Why a document could not be parsed: the fault to answer with. `message`
+/// is safe to send to the client (it never echoes large input or internals).
+struct parse_error {
+  std::int32_t code = fault_code::parse_error;
+  std::string message;
+};
+
+/// A parsed methodResponse: the result value, or the fault the server sent.
+using method_response = std::variant<value, fault>;
+
+/// What a document is expected to be.
+enum class document_type : std::uint8_t { call, response };
+
+/// An incremental, reusable parser for one kind of document.
+///
+/// Feed the document in chunks of any size (split anywhere); call finish()
+/// after the last chunk. reset() prepares it for the next document and keeps
+/// the underlying expat parser (cheaper than a new one per document).
+class parser {
+ public:
+  explicit parser(document_type type, limits lim = {});
+  ~parser();
+  parser(parser&&) noexcept;
+  parser& operator=(parser&&) noexcept;
+  parser(const parser&) = delete;
+  parser& operator=(const parser&) = delete;
+
+  /// Consumes the next chunk. Returns false once the document is known to be
+  /// bad; error() then says why and further input is ignored.
+  bool feed(std::string_view chunk);
+
+  /// Ends the document. Returns false if it is bad or incomplete.
+  bool finish();
+
+  /// After a successful finish() on a call document: the call. Throws
+  /// std::logic_error otherwise.
+  method_call& call();
+  /// After a successful finish() on a response document: result or fault.
+  /// Throws std::logic_error otherwise.
+  method_response& response();
+
+  /// After feed() or finish() returned false: why.
+  const parse_error& error() const;
+
+  /// Prepares for a new document of the same type.
+  void reset();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Parses a whole methodCall document.
+std::variant<method_call, parse_error> parse_call(std::string_view document,
+                                                  const limits& lim = {});
+
+/// Parses a whole methodResponse document.
+std::variant<method_response, parse_error> parse_response(std::string_view document,
+                                                          const limits& lim = {});
+
+/// Appends a methodCall document to `out`. Throws std::invalid_argument,
+/// leaving `out` as it was, if the method name or a parameter cannot be
+/// written (see write_value).
+void write_call(std::string& out, std::string_view method, const array& params);
+
+/// Appends a methodResponse document carrying `result` to `out`. Throws
+/// std::invalid_argument, leaving `out` as it was, if `result` cannot be
+/// written (see write_value).
+void write_response(std::string& out, const value& result);
+
+/// Appends a fault methodResponse document to `out`. Never rejects the
+/// message: bytes XML 1.0 cannot carry are written as U+FFFD.
+void write_fault(std::string& out, std::int32_t code, std::string_view message);
+
+/// Appends one <value>...</value> element to `out` (used by the writers
+/// above; exposed for tests and custom envelopes).
+///
+/// Throws std::invalid_argument, leaving `out` as it was, for what XML-RPC
+/// cannot carry: a string or member name that is not valid UTF-8 or holds a
+/// character XML 1.0 forbids (a control other than tab, LF, CR; U+FFFE,
+/// U+FFFF), a non-finite double, or a date_time field out of range. CR is
+/// written as &#13; so that it survives XML's line-end normalization.
+void write_value(std::string& out, const value& v);
+
+}  // namespace rapidrpc::xmlrpc

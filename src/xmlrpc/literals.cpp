@@ -1,0 +1,245 @@
+#include "xmlrpc/literals.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+namespace rapidrpc::xmlrpc::detail {
+namespace {
+
+constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+template <class Int>
+literal_status parse_integer_as(std::string_view text, Int& out) noexcept {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  const char* number = p;  // where std::from_chars starts: it takes '-' but not '+'
+  if (p != end && (*p == '+' || *p == '-')) {
+    if (*p == '+') ++number;
+    ++p;
+  }
+  if (p == end || !is_digit(*p)) return literal_status::malformed;
+  Int v{};
+  auto [ptr, ec] = std::from_chars(number, end, v, 10);
+  if (ptr != end) return literal_status::malformed;
+  if (ec == std::errc::result_out_of_range) return literal_status::out_of_range;
+  if (ec != std::errc{}) return literal_status::malformed;
+  out = v;
+  return literal_status::ok;
+}
+
+// Two ASCII digits at p, as a number; -1 if either is not a digit.
+int two_digits(const char* p) noexcept {
+  if (!is_digit(p[0]) || !is_digit(p[1])) return -1;
+  return (p[0] - '0') * 10 + (p[1] - '0');
+}
+
+constexpr bool is_leap_year(int y) noexcept { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in_month(int year, int month) noexcept {
+  static constexpr std::array<int, 12> days{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && is_leap_year(year) ? 29 : days[static_cast<std::size_t>(month - 1)];
+}
+
+constexpr char base64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// Sextet of each byte in the alphabet; not_base64 elsewhere.
+constexpr std::uint8_t not_base64 = 0xFF;
+constexpr std::array<std::uint8_t, 256> base64_sextets = [] {
+  std::array<std::uint8_t, 256> t{};
+  t.fill(not_base64);
+  for (int i = 0; i < 64; ++i) {
+    t[static_cast<unsigned char>(base64_alphabet[i])] = static_cast<std::uint8_t>(i);
+  }
+  return t;
+}();
+
+constexpr bool is_base64_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+}  // namespace
+
+literal_status parse_integer(std::string_view text, std::int32_t& out) noexcept {
+  return parse_integer_as(text, out);
+}
+
+literal_status parse_integer(std::string_view text, std::int64_t& out) noexcept {
+  return parse_integer_as(text, out);
+}
+
+bool parse_boolean(std::string_view text, bool& out) noexcept {
+  if (text.size() != 1 || (text[0] != '0' && text[0] != '1')) return false;
+  out = text[0] == '1';
+  return true;
+}
+
+literal_status parse_double(std::string_view text, double& out) noexcept {
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  const char* number = p;
+  if (p != end && (*p == '+' || *p == '-')) {
+    if (*p == '+') ++number;
+    ++p;
+  }
+  // Check the grammar first: std::from_chars would also take "inf", "nan".
+  std::size_t digits = 0;
+  while (p != end && is_digit(*p)) ++p, ++digits;
+  if (p != end && *p == '.') {
+    ++p;
+    while (p != end && is_digit(*p)) ++p, ++digits;
+  }
+  if (digits == 0) return literal_status::malformed;
+  if (p != end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p != end && (*p == '+' || *p == '-')) ++p;
+    if (p == end || !is_digit(*p)) return literal_status::malformed;
+    while (p != end && is_digit(*p)) ++p;
+  }
+  if (p != end) return literal_status::malformed;
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(number, end, v, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range) return literal_status::out_of_range;
+  if (ec != std::errc{} || ptr != end || !std::isfinite(v)) return literal_status::malformed;
+  out = v;
+  return literal_status::ok;
+}
+
+bool is_valid(const date_time& t) noexcept {
+  return t.year >= 0 && t.year <= 9999 && t.month >= 1 && t.month <= 12 && t.day >= 1 &&
+         t.day <= days_in_month(t.year, t.month) && t.hour <= 23 && t.minute <= 59 &&
+         t.second <= 60;
+}
+
+bool parse_date_time(std::string_view text, date_time& out) noexcept {
+  // Offsets of the fields in the basic (17 chars) and extended (19 chars) forms.
+  bool extended = false;
+  if (text.size() == 19) {
+    extended = true;
+    if (text[4] != '-' || text[7] != '-') return false;
+  } else if (text.size() != 17) {
+    return false;
+  }
+  const char* s = text.data();
+  const std::size_t t_at = extended ? 10 : 8;
+  if (s[t_at] != 'T' || s[t_at + 3] != ':' || s[t_at + 6] != ':') return false;
+  const int century = two_digits(s);
+  const int year_in_century = two_digits(s + 2);
+  const int month = two_digits(s + (extended ? 5 : 4));
+  const int day = two_digits(s + (extended ? 8 : 6));
+  const int hour = two_digits(s + t_at + 1);
+  const int minute = two_digits(s + t_at + 4);
+  const int second = two_digits(s + t_at + 7);
+  if (century < 0 || year_in_century < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 ||
+      second < 0) {
+    return false;
+  }
+  date_time t;
+  t.year = static_cast<std::int16_t>(century * 100 + year_in_century);
+  t.month = static_cast<std::uint8_t>(month);
+  t.day = static_cast<std::uint8_t>(day);
+  t.hour = static_cast<std::uint8_t>(hour);
+  t.minute = static_cast<std::uint8_t>(minute);
+  t.second = static_cast<std::uint8_t>(second);
+  if (!is_valid(t)) return false;
+  out = t;
+  return true;
+}
+
+bool decode_base64(std::string_view text, std::vector<std::uint8_t>& out) {
+  out.reserve(out.size() + text.size() / 4 * 3);
+  std::uint32_t group = 0;  // sextets of the current group of four
+  int count = 0;            // characters of the current group seen, '=' included
+  int padding = 0;          // '=' seen in the current group
+  bool ended = false;       // a padded group closed the data
+  for (char c : text) {
+    if (is_base64_space(c)) continue;
+    if (ended) return false;
+    if (c == '=') {
+      if (count < 2) return false;  // "=" may only fill the last one or two places
+      ++padding;
+      if (++count < 4) continue;
+      if (padding == 2) {  // two data characters: one byte, 4 unused bits
+        if (group & 0xF) return false;
+        out.push_back(static_cast<std::uint8_t>(group >> 4));
+      } else {  // three data characters: two bytes, 2 unused bits
+        if (group & 0x3) return false;
+        out.push_back(static_cast<std::uint8_t>(group >> 10));
+        out.push_back(static_cast<std::uint8_t>(group >> 2));
+      }
+      ended = true;
+      continue;
+    }
+    const std::uint8_t sextet = base64_sextets[static_cast<unsigned char>(c)];
+    if (sextet == not_base64 || padding != 0) return false;
+    group = (group << 6) | sextet;
+    if (++count == 4) {
+      out.push_back(static_cast<std::uint8_t>(group >> 16));
+      out.push_back(static_cast<std::uint8_t>(group >> 8));
+      out.push_back(static_cast<std::uint8_t>(group));
+      group = 0;
+      count = 0;
+    }
+  }
+  return ended || count == 0;
+}
+
+void append_base64(std::string& out, std::span<const std::uint8_t> data) {
+  const std::size_t old = out.size();
+  out.resize(old + (data.size() + 2) / 3 * 4);
+  char* o = out.data() + old;
+  std::size_t i = 0;
+  for (; i + 3 <= data.size(); i += 3) {
+    const std::uint32_t g =
+        (std::uint32_t{data[i]} << 16) | (std::uint32_t{data[i + 1]} << 8) | data[i + 2];
+    *o++ = base64_alphabet[(g >> 18) & 63];
+    *o++ = base64_alphabet[(g >> 12) & 63];
+    *o++ = base64_alphabet[(g >> 6) & 63];
+    *o++ = base64_alphabet[g & 63];
+  }
+  if (const std::size_t rest = data.size() - i; rest != 0) {
+    std::uint32_t g = std::uint32_t{data[i]} << 16;
+    if (rest == 2) g |= std::uint32_t{data[i + 1]} << 8;
+    *o++ = base64_alphabet[(g >> 18) & 63];
+    *o++ = base64_alphabet[(g >> 12) & 63];
+    *o++ = rest == 2 ? base64_alphabet[(g >> 6) & 63] : '=';
+    *o++ = '=';
+  }
+}
+
+bool append_double(std::string& out, double d) {
+  if (!std::isfinite(d)) return false;
+  // Plain decimal where it stays short (the spec's grammar has no exponent),
+  // the exponent form outside; both are the shortest that round-trip.
+  const double magnitude = std::fabs(d);
+  const bool plain = magnitude == 0 || (magnitude >= 1e-7 && magnitude < 1e21);
+  char buf[64];
+  const auto r = plain ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
+                       : std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  out.append(buf, r.ptr);
+  if (plain && std::string_view(buf, r.ptr).find('.') == std::string_view::npos) out += ".0";
+  return true;
+}
+
+void append_date_time(std::string& out, const date_time& t) {
+  char buf[17];
+  auto put2 = [](char* p, int v) {
+    p[0] = static_cast<char>('0' + v / 10);
+    p[1] = static_cast<char>('0' + v % 10);
+  };
+  put2(buf, t.year / 100);
+  put2(buf + 2, t.year % 100);
+  put2(buf + 4, t.month);
+  put2(buf + 6, t.day);
+  buf[8] = 'T';
+  put2(buf + 9, t.hour);
+  buf[11] = ':';
+  put2(buf + 12, t.minute);
+  buf[14] = ':';
+  put2(buf + 15, t.second);
+  out.append(buf, sizeof buf);
+}
+
+}  // namespace rapidrpc::xmlrpc::detail

@@ -1,0 +1,734 @@
+// The XML-RPC parser: an expat push parser driving a small state machine.
+//
+// Each open element is a frame on an explicit stack; frames of <value>,
+// <array>, <data>, <struct> and <member> point at the value being built, so
+// arrays and structs are filled in place as their children arrive. Text of
+// the innermost text-holding element goes into one reused buffer.
+#include <rapidrpc/xmlrpc.hpp>
+
+#include "xmlrpc/literals.hpp"
+
+#include <expat.h>
+
+#include <climits>
+#include <cstring>
+#include <new>
+#include <random>
+#include <stdexcept>
+
+namespace rapidrpc::xmlrpc {
+namespace {
+
+// Every element the grammar knows, by its spelling (int and i4, i8 and ex:i8,
+// nil and ex:nil are distinct so that messages name what was sent).
+enum class tag : std::uint8_t {
+  unknown,
+  method_call,
+  method_name,
+  method_response,
+  params,
+  param,
+  fault,
+  value,
+  array,
+  data,
+  structure,
+  member,
+  name,
+  int_,
+  i4,
+  i8,
+  ex_i8,
+  boolean,
+  floating,
+  string,
+  date_time,
+  base64,
+  nil,
+  ex_nil,
+};
+
+constexpr std::string_view tag_name(tag t) noexcept {
+  switch (t) {
+    case tag::unknown:
+      return "?";
+    case tag::method_call:
+      return "methodCall";
+    case tag::method_name:
+      return "methodName";
+    case tag::method_response:
+      return "methodResponse";
+    case tag::params:
+      return "params";
+    case tag::param:
+      return "param";
+    case tag::fault:
+      return "fault";
+    case tag::value:
+      return "value";
+    case tag::array:
+      return "array";
+    case tag::data:
+      return "data";
+    case tag::structure:
+      return "struct";
+    case tag::member:
+      return "member";
+    case tag::name:
+      return "name";
+    case tag::int_:
+      return "int";
+    case tag::i4:
+      return "i4";
+    case tag::i8:
+      return "i8";
+    case tag::ex_i8:
+      return "ex:i8";
+    case tag::boolean:
+      return "boolean";
+    case tag::floating:
+      return "double";
+    case tag::string:
+      return "string";
+    case tag::date_time:
+      return "dateTime.iso8601";
+    case tag::base64:
+      return "base64";
+    case tag::nil:
+      return "nil";
+    case tag::ex_nil:
+      return "ex:nil";
+  }
+  return "?";
+}
+
+tag identify(std::string_view n) noexcept {
+  auto is = [n](tag t) { return n == tag_name(t); };
+  if (n.empty()) return tag::unknown;
+  switch (n[0]) {
+    case 'v':
+      return is(tag::value) ? tag::value : tag::unknown;
+    case 'm':
+      if (is(tag::member)) return tag::member;
+      if (is(tag::method_name)) return tag::method_name;
+      if (is(tag::method_call)) return tag::method_call;
+      if (is(tag::method_response)) return tag::method_response;
+      return tag::unknown;
+    case 'p':
+      if (is(tag::param)) return tag::param;
+      if (is(tag::params)) return tag::params;
+      return tag::unknown;
+    case 'n':
+      if (is(tag::name)) return tag::name;
+      if (is(tag::nil)) return tag::nil;
+      return tag::unknown;
+    case 's':
+      if (is(tag::string)) return tag::string;
+      if (is(tag::structure)) return tag::structure;
+      return tag::unknown;
+    case 'i':
+      if (is(tag::int_)) return tag::int_;
+      if (is(tag::i4)) return tag::i4;
+      if (is(tag::i8)) return tag::i8;
+      return tag::unknown;
+    case 'a':
+      return is(tag::array) ? tag::array : tag::unknown;
+    case 'd':
+      if (is(tag::data)) return tag::data;
+      if (is(tag::floating)) return tag::floating;
+      if (is(tag::date_time)) return tag::date_time;
+      return tag::unknown;
+    case 'b':
+      if (is(tag::boolean)) return tag::boolean;
+      if (is(tag::base64)) return tag::base64;
+      return tag::unknown;
+    case 'f':
+      return is(tag::fault) ? tag::fault : tag::unknown;
+    case 'e':
+      if (is(tag::ex_nil)) return tag::ex_nil;
+      if (is(tag::ex_i8)) return tag::ex_i8;
+      return tag::unknown;
+    default:
+      return tag::unknown;
+  }
+}
+
+// The element types a <value> may hold.
+constexpr bool is_type(tag t) noexcept {
+  return t >= tag::array && t != tag::data && t != tag::member && t != tag::name;
+}
+
+// Elements whose content is text kept in the text buffer.
+constexpr bool holds_text(tag t) noexcept {
+  return t == tag::method_name || t == tag::name || (t >= tag::int_ && t <= tag::base64);
+}
+
+constexpr bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+bool all_space(std::string_view s) noexcept {
+  for (char c : s) {
+    if (!is_space(c)) return false;
+  }
+  return true;
+}
+
+constexpr bool is_method_name_char(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == ':' || c == '/';
+}
+
+// Whether a name from the input may be echoed in a message: only when short
+// and printable ASCII.
+bool echoable(std::string_view n) noexcept {
+  if (n.empty() || n.size() > 32) return false;
+  for (char c : n) {
+    if (c <= ' ' || c > '~') return false;
+  }
+  return true;
+}
+
+std::string in(tag t) { return "<" + std::string(tag_name(t)) + ">"; }
+
+// One salt for the whole process: without it expat reads the system's random
+// source for every document it parses.
+unsigned long process_hash_salt() {
+  static const unsigned long salt = [] {
+    std::random_device rd;
+    unsigned long s = rd();
+    if constexpr (sizeof(unsigned long) > 4) s = (s << 32) ^ rd();
+    return s != 0 ? s : 1UL;  // 0 would make expat draw its own
+  }();
+  return salt;
+}
+
+// An open element.
+struct frame {
+  tag t = tag::unknown;
+  std::uint8_t state = 0;   // children seen, per element (see start())
+  value* target = nullptr;  // the value this element fills, if any
+};
+
+}  // namespace
+
+struct parser::impl {
+  document_type type;
+  limits lim;
+  XML_Parser xp = nullptr;
+
+  std::vector<frame> stack;
+  std::string text;  // text of the innermost text-holding element
+  std::size_t elements = 0;
+  std::size_t depth = 0;  // open <array>/<struct>
+  std::size_t bytes_seen = 0;
+  bool failed = false;
+  bool finished = false;
+  parse_error error;
+
+  method_call call;          // document_type::call
+  value result;              // <params><param><value> of a response
+  value fault_value;         // <fault><value> of a response
+  method_response response;  // set when </methodResponse> closes
+
+  impl(document_type t, limits l) : type(t), lim(l) {
+    xp = XML_ParserCreate(nullptr);
+    if (xp == nullptr) throw std::bad_alloc();
+    install();
+    stack.reserve(16);
+  }
+  ~impl() { XML_ParserFree(xp); }
+  impl(const impl&) = delete;
+  impl& operator=(const impl&) = delete;
+
+  // Handlers, user data and salt: XML_ParserReset clears them all.
+  void install() {
+    XML_SetUserData(xp, this);
+    XML_SetHashSalt(xp, process_hash_salt());
+    XML_SetElementHandler(xp, &on_start, &on_end);
+    XML_SetCharacterDataHandler(xp, &on_text);
+    XML_SetXmlDeclHandler(xp, &on_xml_decl);
+    XML_SetStartDoctypeDeclHandler(xp, &on_doctype);
+    XML_SetEntityDeclHandler(xp, &on_entity_decl);
+  }
+
+  void reset() {
+    if (!XML_ParserReset(xp, nullptr)) throw std::bad_alloc();
+    install();
+    stack.clear();
+    if (text.capacity() > (std::size_t{1} << 20))
+      std::string().swap(text);  // don't pin a huge buffer
+    text.clear();
+    elements = depth = bytes_seen = 0;
+    failed = finished = false;
+    error = {};
+    call.method.clear();
+    call.params.clear();
+    result = nil;
+    fault_value = nil;
+    response = value{};
+  }
+
+  void fail(std::int32_t code, std::string message) {
+    if (failed) return;
+    failed = true;
+    error = {code, std::move(message)};
+    XML_StopParser(xp, XML_FALSE);
+  }
+  void invalid(std::string message) { fail(fault_code::invalid_request, std::move(message)); }
+
+  // After XML_Parse failed: keep our own error, else describe expat's.
+  bool fail_from_expat() {
+    if (failed) return false;
+    const XML_Error e = XML_GetErrorCode(xp);
+    const std::int32_t code = e == XML_ERROR_UNKNOWN_ENCODING || e == XML_ERROR_INCORRECT_ENCODING
+                                  ? fault_code::unsupported_encoding
+                                  : fault_code::parse_error;
+    fail(code, "XML error at line " + std::to_string(XML_GetCurrentLineNumber(xp)) + ": " +
+                   XML_ErrorString(e));
+    return false;
+  }
+
+  // Only UTF-8 (or its subset US-ASCII): a document starting with a UTF-16 or
+  // UTF-32 byte order mark or with a NUL byte (UTF-16/32 without a mark) is
+  // refused before expat would switch to that encoding.
+  bool check_leading_bytes(std::string_view chunk) {
+    for (std::size_t i = 0; bytes_seen < 2 && i < chunk.size(); ++i, ++bytes_seen) {
+      const auto b = static_cast<unsigned char>(chunk[i]);
+      if (b == 0x00 || (bytes_seen == 0 && (b == 0xFE || b == 0xFF))) {
+        fail(fault_code::unsupported_encoding, "only UTF-8 documents are supported");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool parse(const char* data, std::size_t size, bool final) {
+    while (size > static_cast<std::size_t>(INT_MAX)) {
+      if (XML_Parse(xp, data, INT_MAX, XML_FALSE) != XML_STATUS_OK) return fail_from_expat();
+      data += INT_MAX;
+      size -= INT_MAX;
+    }
+    if (XML_Parse(xp, data, static_cast<int>(size), final ? XML_TRUE : XML_FALSE) !=
+        XML_STATUS_OK) {
+      return fail_from_expat();
+    }
+    return !failed;
+  }
+
+  // --- expat callbacks -----------------------------------------------------
+  //
+  // No exception may unwind through expat's C frames: one thrown while
+  // building values (only std::bad_alloc can be) ends the parse instead.
+
+  template <class Handler>
+  static void guarded(void* self, Handler handler) noexcept {
+    auto& m = *static_cast<impl*>(self);
+    try {
+      handler(m);
+    } catch (...) {
+      if (m.failed) return;
+      m.failed = true;
+      m.error.code = fault_code::internal_error;
+      m.error.message.assign("out of memory");  // fits the small-string buffer: no allocation
+      XML_StopParser(m.xp, XML_FALSE);
+    }
+  }
+
+  static void XMLCALL on_start(void* self, const XML_Char* n, const XML_Char** atts) {
+    guarded(self, [&](impl& m) { m.start(n, atts); });
+  }
+  static void XMLCALL on_end(void* self, const XML_Char*) {
+    guarded(self, [](impl& m) { m.end(); });
+  }
+  static void XMLCALL on_text(void* self, const XML_Char* s, int len) {
+    guarded(self,
+            [&](impl& m) { m.characters(std::string_view(s, static_cast<std::size_t>(len))); });
+  }
+  static void XMLCALL on_xml_decl(void* self, const XML_Char*, const XML_Char* encoding, int) {
+    guarded(self, [&](impl& m) { m.xml_decl(encoding); });
+  }
+  static void XMLCALL on_doctype(void* self, const XML_Char*, const XML_Char*, const XML_Char*,
+                                 int) {
+    guarded(self, [](impl& m) { m.fail(fault_code::parse_error, "a DOCTYPE is not allowed"); });
+  }
+  static void XMLCALL on_entity_decl(void* self, const XML_Char*, int, const XML_Char*, int,
+                                     const XML_Char*, const XML_Char*, const XML_Char*,
+                                     const XML_Char*) {
+    guarded(self, [](impl& m) {
+      m.fail(fault_code::parse_error, "entity declarations are not allowed");
+    });
+  }
+
+  void xml_decl(const char* encoding) {
+    if (failed || encoding == nullptr) return;
+    auto same = [encoding](std::string_view name) {
+      if (std::strlen(encoding) != name.size()) return false;
+      for (std::size_t i = 0; i < name.size(); ++i) {
+        char c = encoding[i];
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        if (c != name[i]) return false;
+      }
+      return true;
+    };
+    if (!same("UTF-8") && !same("US-ASCII")) {
+      fail(fault_code::unsupported_encoding, "only UTF-8 documents are supported");
+    }
+  }
+
+  void characters(std::string_view s) {
+    if (failed) return;
+    if (stack.empty()) return;  // expat reports text only inside the root; be safe
+    frame& f = stack.back();
+    if (holds_text(f.t) || (f.t == tag::value && f.state == 0)) {
+      text.append(s);
+      if (f.t == tag::method_name && text.size() > lim.max_name_bytes) {
+        invalid("method name is longer than " + std::to_string(lim.max_name_bytes) + " bytes");
+      }
+      return;
+    }
+    if (!all_space(s)) invalid("text is not allowed in " + in(f.t));
+  }
+
+  void start(const char* raw_name, const char** atts) {
+    if (failed) return;
+    if (++elements > lim.max_elements) {
+      return invalid("more than " + std::to_string(lim.max_elements) + " XML elements");
+    }
+    const std::string_view n(raw_name);
+    const tag t = identify(n);
+    if (t == tag::unknown) {
+      return invalid(echoable(n) ? "unknown element <" + std::string(n) + ">" : "unknown element");
+    }
+    for (; *atts != nullptr; atts += 2) {
+      // Namespace declarations (xmlns:ex="..." of the Apache extensions) are
+      // the only attributes; XML-RPC itself has none.
+      const std::string_view a(*atts);
+      if (a != "xmlns" && !a.starts_with("xmlns:")) return invalid("attributes are not allowed");
+    }
+
+    if (stack.empty()) {
+      const tag root = type == document_type::call ? tag::method_call : tag::method_response;
+      if (t != root) return invalid("the root element must be " + in(root));
+      stack.push_back({t, 0, nullptr});
+      return;
+    }
+
+    frame& parent = stack.back();
+    const auto unexpected = [&] { invalid("unexpected " + in(t) + " in " + in(parent.t)); };
+    value* target = nullptr;
+    switch (parent.t) {
+      case tag::method_call:  // <methodName> then optional <params>
+        if (parent.state == 0 && t == tag::method_name) {
+          parent.state = 1;
+        } else if (parent.state == 1 && t == tag::params) {
+          parent.state = 2;
+        } else if (parent.state == 0 && t == tag::params) {
+          return invalid("<methodName> must come first in <methodCall>");
+        } else {
+          return unexpected();
+        }
+        break;
+      case tag::method_response:  // <params> or <fault>
+        if (t != tag::params && t != tag::fault) return unexpected();
+        if (parent.state != 0)
+          return invalid("<methodResponse> must hold one <params> or one <fault>");
+        parent.state = t == tag::params ? 1 : 2;
+        break;
+      case tag::params:  // <param>*; exactly one in a response
+        if (t != tag::param) return unexpected();
+        if (type == document_type::response && parent.state != 0) {
+          return invalid("<methodResponse> must hold exactly one <param>");
+        }
+        parent.state = 1;
+        break;
+      case tag::param:  // one <value>
+      case tag::fault:
+        if (t != tag::value) return unexpected();
+        if (parent.state != 0) return invalid(in(parent.t) + " must hold exactly one <value>");
+        parent.state = 1;
+        target = parent.t == tag::fault            ? &fault_value
+                 : type == document_type::response ? &result
+                                                   : &call.params.emplace_back();
+        break;
+      case tag::value:  // text, or one typed element
+        if (!is_type(t)) return unexpected();
+        if (parent.state != 0) return invalid("<value> must hold only one element");
+        if (!all_space(text)) return invalid("<value> must not mix text and an element");
+        parent.state = 1;
+        target = parent.target;
+        if (t == tag::array || t == tag::structure) {
+          if (++depth > lim.max_depth) {
+            return invalid("nesting deeper than " + std::to_string(lim.max_depth));
+          }
+          if (t == tag::array) {
+            target->raw().emplace<array>();
+          } else {
+            target->raw().emplace<structure>();
+          }
+        }
+        break;
+      case tag::array:  // one <data>
+        if (t != tag::data) return unexpected();
+        if (parent.state != 0) return invalid("<array> must hold exactly one <data>");
+        parent.state = 1;
+        target = parent.target;
+        break;
+      case tag::data:  // <value>*
+        if (t != tag::value) return unexpected();
+        target = &std::get_if<array>(&parent.target->raw())->emplace_back();
+        break;
+      case tag::structure:  // <member>*
+        if (t != tag::member) return unexpected();
+        target = parent.target;
+        break;
+      case tag::member:  // <name> then <value>
+        if (parent.state == 0 && t == tag::name) {
+          parent.state = 1;
+        } else if (parent.state == 1 && t == tag::value) {
+          parent.state = 2;
+          auto& members = *std::get_if<structure>(&parent.target->raw());
+          auto [it, inserted] = members.try_emplace(text);  // text holds the name
+          if (!inserted) {
+            return invalid(echoable(text) ? "duplicate member \"" + text + "\" in <struct>"
+                                          : "duplicate member name in <struct>");
+          }
+          target = &it->second;
+        } else {
+          return invalid("<member> must hold <name> then <value>");
+        }
+        break;
+      default:  // text-only and empty elements
+        return invalid(in(parent.t) + " must not contain elements");
+    }
+    if (holds_text(t) || t == tag::value) text.clear();
+    stack.push_back({t, 0, target});
+  }
+
+  void end() {
+    if (failed) return;
+    const frame f = stack.back();
+    stack.pop_back();
+    switch (f.t) {
+      case tag::method_call:
+        if (f.state == 0) invalid("<methodCall> has no <methodName>");
+        break;
+      case tag::method_name:
+        end_method_name();
+        break;
+      case tag::method_response:
+        end_response(f.state);
+        break;
+      case tag::params:
+        if (type == document_type::response && f.state == 0) {
+          invalid("<methodResponse> must hold exactly one <param>");
+        }
+        break;
+      case tag::param:
+      case tag::fault:
+        if (f.state == 0) invalid(in(f.t) + " must hold exactly one <value>");
+        break;
+      case tag::value:
+        if (f.state == 0) end_string(*f.target);  // no type element: a string
+        break;
+      case tag::array:
+        if (f.state == 0) invalid("<array> must hold exactly one <data>");
+        --depth;
+        break;
+      case tag::structure:
+        --depth;
+        break;
+      case tag::member:
+        if (f.state != 2) invalid("<member> must hold <name> then <value>");
+        break;
+      case tag::int_:
+      case tag::i4:
+        end_integer<std::int32_t>(f);
+        break;
+      case tag::i8:
+      case tag::ex_i8:
+        end_integer<std::int64_t>(f);
+        break;
+      case tag::boolean: {
+        bool b = false;
+        if (!detail::parse_boolean(text, b)) return invalid("<boolean> value must be 0 or 1");
+        f.target->raw().emplace<bool>(b);
+        break;
+      }
+      case tag::floating: {
+        double d = 0;
+        switch (detail::parse_double(text, d)) {
+          case detail::literal_status::ok:
+            f.target->raw().emplace<double>(d);
+            break;
+          case detail::literal_status::out_of_range:
+            return invalid("<double> value out of range");
+          case detail::literal_status::malformed:
+            return invalid("<double> value is not a finite decimal number");
+        }
+        break;
+      }
+      case tag::string:
+        end_string(*f.target);
+        break;
+      case tag::date_time: {
+        rapidrpc::date_time t;
+        if (!detail::parse_date_time(text, t)) {
+          return invalid("<dateTime.iso8601> value is not a valid YYYYMMDDTHH:MM:SS date");
+        }
+        f.target->raw().emplace<rapidrpc::date_time>(t);
+        break;
+      }
+      case tag::base64: {
+        auto& b = f.target->raw().emplace<bytes>();
+        if (!detail::decode_base64(text, b.data))
+          return invalid("<base64> value is not valid base64");
+        break;
+      }
+      case tag::nil:
+      case tag::ex_nil:
+        f.target->raw().emplace<nil_t>();
+        break;
+      case tag::data:
+      case tag::name:  // the name stays in `text` for the member's <value>
+      case tag::unknown:
+        break;
+    }
+  }
+
+  template <class Int>
+  void end_integer(const frame& f) {
+    Int i = 0;
+    switch (detail::parse_integer(text, i)) {
+      case detail::literal_status::ok:
+        f.target->raw().template emplace<Int>(i);
+        return;
+      case detail::literal_status::out_of_range:
+        return invalid(in(f.t) + " value out of range");
+      case detail::literal_status::malformed:
+        return invalid(in(f.t) + " value is not an integer");
+    }
+  }
+
+  void end_string(value& target) {
+    // Short strings are copied (no allocation, the buffer stays); long ones
+    // are moved rather than copied.
+    if (text.size() > 4096) {
+      target.raw().emplace<std::string>(std::move(text));
+      text = std::string();
+    } else {
+      target.raw().emplace<std::string>(text);
+    }
+  }
+
+  void end_method_name() {
+    if (text.empty()) return invalid("method name is empty");
+    for (char c : text) {
+      if (!is_method_name_char(c)) {
+        return invalid("method name may only hold the characters A-Z a-z 0-9 _ . : /");
+      }
+    }
+    call.method.assign(text);
+  }
+
+  void end_response(std::uint8_t state) {
+    if (state == 0) return invalid("<methodResponse> must hold one <params> or one <fault>");
+    if (state == 1) {
+      response.emplace<value>(std::move(result));
+      return;
+    }
+    const auto* members = fault_value.get_if<structure>();
+    const value* code = nullptr;
+    const value* message = nullptr;
+    if (members != nullptr && members->size() == 2) {
+      if (auto it = members->find("faultCode"); it != members->end()) code = &it->second;
+      if (auto it = members->find("faultString"); it != members->end()) message = &it->second;
+    }
+    if (code == nullptr || message == nullptr || !code->is<std::int32_t>() ||
+        !message->is<std::string>()) {
+      return invalid("<fault> must hold a struct of faultCode (int) and faultString (string)");
+    }
+    response.emplace<fault>(code->as<std::int32_t>(), message->as<std::string>());
+  }
+};
+
+parser::parser(document_type type, limits lim) : impl_(std::make_unique<impl>(type, lim)) {}
+parser::~parser() = default;
+parser::parser(parser&&) noexcept = default;
+parser& parser::operator=(parser&&) noexcept = default;
+
+bool parser::feed(std::string_view chunk) {
+  impl& m = *impl_;
+  if (m.failed) return false;
+  if (m.finished) {
+    m.failed = true;
+    m.error = {fault_code::parse_error, "data after the end of the document"};
+    return false;
+  }
+  if (!m.check_leading_bytes(chunk)) return false;
+  return m.parse(chunk.data(), chunk.size(), false);
+}
+
+bool parser::finish() {
+  impl& m = *impl_;
+  if (m.failed) return false;
+  if (m.finished) return true;
+  if (!m.parse(nullptr, 0, true)) return false;
+  m.finished = true;
+  return true;
+}
+
+method_call& parser::call() {
+  if (!impl_->finished || impl_->failed || impl_->type != document_type::call) {
+    throw std::logic_error("xmlrpc::parser::call() without a successfully parsed methodCall");
+  }
+  return impl_->call;
+}
+
+method_response& parser::response() {
+  if (!impl_->finished || impl_->failed || impl_->type != document_type::response) {
+    throw std::logic_error(
+        "xmlrpc::parser::response() without a successfully parsed methodResponse");
+  }
+  return impl_->response;
+}
+
+const parse_error& parser::error() const { return impl_->error; }
+
+void parser::reset() { impl_->reset(); }
+
+namespace {
+
+// One parser per thread and document type, kept between calls: reusing the
+// expat parser and the buffers is much cheaper than building new ones.
+parser& thread_parser(document_type type, const limits& lim) {
+  struct slot {
+    std::unique_ptr<parser> p;
+    limits lim;
+  };
+  thread_local slot slots[2];
+  slot& s = slots[static_cast<std::size_t>(type)];
+  if (!s.p || s.lim.max_depth != lim.max_depth || s.lim.max_elements != lim.max_elements ||
+      s.lim.max_name_bytes != lim.max_name_bytes) {
+    s.p = std::make_unique<parser>(type, lim);
+    s.lim = lim;
+  } else {
+    s.p->reset();
+  }
+  return *s.p;
+}
+
+}  // namespace
+
+std::variant<method_call, parse_error> parse_call(std::string_view document, const limits& lim) {
+  parser& p = thread_parser(document_type::call, lim);
+  if (!p.feed(document) || !p.finish()) return p.error();
+  return std::move(p.call());
+}
+
+std::variant<method_response, parse_error> parse_response(std::string_view document,
+                                                          const limits& lim) {
+  parser& p = thread_parser(document_type::response, lim);
+  if (!p.feed(document) || !p.finish()) return p.error();
+  return std::move(p.response());
+}
+
+}  // namespace rapidrpc::xmlrpc

@@ -1,0 +1,104 @@
+// Wire-format cases kept as files: tests/data/xmlrpc/{call,response}/NAME.xml
+// with the outcome the parser must report in NAME.expected. python-* files
+// are exactly what Python 3.11's xmlrpc.client sends (make_python_cases.py).
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <ostream>
+
+namespace rapidrpc::xmlrpc {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct data_case {
+  std::string name;  // "call/python-int"
+  document_type type;
+};
+
+// Shown by gtest (and, with CMake 3.25, in the ctest test names): keep it
+// short and stable.
+void PrintTo(const data_case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<data_case> data_cases() {
+  std::vector<data_case> cases;
+  for (const auto& [dir, type] :
+       {std::pair{"call", document_type::call}, std::pair{"response", document_type::response}}) {
+    for (const auto& entry :
+         fs::directory_iterator(fs::path(RAPIDRPC_TEST_DATA_DIR) / "xmlrpc" / dir)) {
+      if (entry.path().extension() == ".xml") {
+        cases.push_back({std::string(dir) + "/" + entry.path().stem().string(), type});
+      }
+    }
+  }
+  std::sort(cases.begin(), cases.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return cases;
+}
+
+class DataFile : public testing::TestWithParam<data_case> {};
+
+TEST_P(DataFile, ParsesToTheExpectedOutcomeHoweverItIsSplit) {
+  const std::string base = std::string(RAPIDRPC_TEST_DATA_DIR) + "/xmlrpc/" + GetParam().name;
+  const std::string doc = test::read_file(base + ".xml");
+  std::string expected = test::read_file(base + ".expected");
+  while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+  EXPECT_EQ(test::parse_every_way(GetParam().type, doc), expected);
+}
+
+TEST_P(DataFile, RoundTripsThroughTheWriters) {
+  // What we parse, we write back so that it parses to the same thing.
+  const std::string base = std::string(RAPIDRPC_TEST_DATA_DIR) + "/xmlrpc/" + GetParam().name;
+  const std::string doc = test::read_file(base + ".xml");
+  std::string written;
+  if (GetParam().type == document_type::call) {
+    auto parsed = parse_call(doc);
+    ASSERT_TRUE(std::holds_alternative<method_call>(parsed));
+    const auto& call = std::get<method_call>(parsed);
+    write_call(written, call.method, call.params);
+    auto again = parse_call(written);
+    ASSERT_TRUE(std::holds_alternative<method_call>(again)) << written;
+    EXPECT_EQ(std::get<method_call>(again).method, call.method);
+    EXPECT_EQ(std::get<method_call>(again).params, call.params);
+  } else {
+    auto parsed = parse_response(doc);
+    ASSERT_TRUE(std::holds_alternative<method_response>(parsed));
+    const auto& response = std::get<method_response>(parsed);
+    if (const auto* f = std::get_if<fault>(&response)) {
+      write_fault(written, f->code(), f->message());
+    } else {
+      write_response(written, std::get<value>(response));
+    }
+    auto again = parse_response(written);
+    ASSERT_TRUE(std::holds_alternative<method_response>(again)) << written;
+    const auto& r = std::get<method_response>(again);
+    ASSERT_EQ(r.index(), response.index());
+    if (const auto* f = std::get_if<fault>(&r)) {
+      EXPECT_EQ(f->code(), std::get<fault>(response).code());
+      EXPECT_EQ(f->message(), std::get<fault>(response).message());
+    } else {
+      EXPECT_EQ(std::get<value>(r), std::get<value>(response));
+    }
+  }
+}
+
+TEST(XmlrpcDataFiles, AreFound) {
+  // Guards against a wrong data path silently turning the cases below into none.
+  EXPECT_GE(data_cases().size(), 30u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Xmlrpc, DataFile, testing::ValuesIn(data_cases()),
+                         [](const testing::TestParamInfo<data_case>& param_info) {
+                           std::string n = param_info.param.name;
+                           std::replace_if(
+                               n.begin(), n.end(),
+                               [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+                               '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace rapidrpc::xmlrpc
