@@ -1,0 +1,330 @@
+// The method registry: named methods with typed argument binding, help text
+// and signatures, the built-in system.* methods, and the dispatch of one call
+// to where its method runs (the event loop, the worker pool, or later).
+//
+// Threading: add() and the other mutators are for set-up, before the server
+// starts; once it runs the registry is read-only and shared by every loop
+// thread. invoke() is called on a loop thread; its completion always runs on
+// that loop thread (the executor passed in the context).
+#pragma once
+
+#include <rapidrpc/fault.hpp>
+#include <rapidrpc/value.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace rapidrpc {
+
+/// Where a method runs.
+enum class execution : std::uint8_t {
+  inline_call,  ///< on the connection's loop thread; for cheap methods
+  pool,         ///< on the worker pool; for CPU-heavy methods
+  async,        ///< starts on the loop and replies later through a responder
+};
+
+/// The result of a call: a value, or the fault it ended with.
+using outcome = std::variant<value, fault>;
+
+/// What a running call may know about itself.
+struct call_context {
+  /// The executor of the connection's loop thread: timers and outgoing I/O of
+  /// async methods go here, and replies are delivered here.
+  boost::asio::any_io_executor loop;
+  /// The worker pool's executor: pool methods run here.
+  boost::asio::any_io_executor pool;
+};
+
+/// The reply channel of an async method.
+///
+/// Copyable; every copy refers to the same call. The first reply() or fail()
+/// wins, later ones are ignored. May be called from any thread; the reply is
+/// delivered on the connection's loop thread. If the last copy is destroyed
+/// without a reply, the call fails with fault_code::internal_error, so a call
+/// is never left unanswered.
+class responder {
+ public:
+  using completion = std::function<void(outcome)>;
+
+  responder(boost::asio::any_io_executor loop, completion done);
+
+  /// Completes the call with a result.
+  void reply(value result) const;
+  /// Completes the call with a fault.
+  void fail(fault error) const;
+  /// The connection's loop executor (for timers and I/O).
+  const boost::asio::any_io_executor& loop() const noexcept;
+
+ private:
+  struct state;
+  std::shared_ptr<state> state_;
+};
+
+/// A registered method, as the dispatcher sees it.
+struct method {
+  /// Runs the call for inline_call and pool methods; params already counted
+  /// and type-checked when `signature` is set and `checked` is true.
+  std::function<value(const array& params)> run;
+  /// Starts the call for async methods. A fault thrown before `reply` is
+  /// used fails the call with that fault.
+  std::function<void(const array& params, responder reply, const call_context& ctx)> start;
+  execution where = execution::inline_call;
+  std::string help;
+  /// Return type first, then parameter types, by protocol type name
+  /// ("int", "string", ...; "any" for a parameter of any type). Empty when
+  /// the method does not declare one (raw methods).
+  std::vector<std::string> signature;
+};
+
+namespace detail {
+
+template <class T>
+struct param_traits;  // defined below for each supported parameter type
+
+template <class T>
+using param_t = std::remove_cvref_t<T>;
+
+/// Converts params[i] to T, or throws fault{invalid_params}.
+template <class T>
+param_t<T> take_param(const array& params, std::size_t i);
+
+std::string_view any_type_name() noexcept;
+
+template <class... Args>
+std::vector<std::string> describe(std::string_view result_name) {
+  std::vector<std::string> sig;
+  sig.emplace_back(result_name);
+  (sig.emplace_back(param_traits<param_t<Args>>::name()), ...);
+  return sig;
+}
+
+[[noreturn]] void throw_param_count(std::size_t expected, std::size_t got);
+
+template <class R>
+value to_value(R&& r) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<R>, value>)
+    return std::forward<R>(r);
+  else
+    return value(std::forward<R>(r));
+}
+
+template <class R>
+std::string_view result_name() {
+  using T = std::remove_cvref_t<R>;
+  if constexpr (std::is_void_v<T>)
+    return "nil";
+  else
+    return param_traits<T>::name();
+}
+
+template <class F, class R, class... Args>
+std::function<value(const array&)> bind_sync(F f) {
+  return [f = std::move(f)](const array& params) -> value {
+    if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
+    return [&]<std::size_t... I>(std::index_sequence<I...>) -> value {
+      if constexpr (std::is_void_v<R>) {
+        std::invoke(f, take_param<Args>(params, I)...);
+        return value{};
+      } else {
+        return to_value(std::invoke(f, take_param<Args>(params, I)...));
+      }
+    }(std::index_sequence_for<Args...>{});
+  };
+}
+
+template <class F, class... Args>
+std::function<void(const array&, responder, const call_context&)> bind_async(F f) {
+  return [f = std::move(f)](const array& params, responder reply, const call_context&) {
+    if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      std::invoke(f, std::move(reply), take_param<Args>(params, I)...);
+    }(std::index_sequence_for<Args...>{});
+  };
+}
+
+template <class F>
+struct callable_traits : callable_traits<decltype(&std::remove_cvref_t<F>::operator())> {};
+template <class R, class... Args>
+struct callable_traits<R (*)(Args...)> {
+  using result = R;
+  using args = std::tuple<Args...>;
+};
+template <class R, class... Args>
+struct callable_traits<R (&)(Args...)> : callable_traits<R (*)(Args...)> {};
+template <class R, class... Args>
+struct callable_traits<R(Args...)> : callable_traits<R (*)(Args...)> {};
+template <class C, class R, class... Args>
+struct callable_traits<R (C::*)(Args...) const> : callable_traits<R (*)(Args...)> {};
+template <class C, class R, class... Args>
+struct callable_traits<R (C::*)(Args...)> : callable_traits<R (*)(Args...)> {};
+
+}  // namespace detail
+
+/// Named methods and their dispatch.
+class registry {
+ public:
+  /// Registers the built-in system.* methods.
+  registry();
+
+  /// Registers a C++ callable with typed parameters, e.g.
+  /// `add("sample.add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds.")`.
+  ///
+  /// Parameter types: std::int32_t, std::int64_t (accepts int and i8), bool,
+  /// double (accepts int and i8 too), std::string, date_time, bytes, array,
+  /// structure, value (any type). The result is any type a value can be built
+  /// from (void gives nil). The count and types of the arguments are checked
+  /// before `f` runs (fault_code::invalid_params); the signature is derived
+  /// for system.methodSignature. Replaces a method of the same name.
+  template <class F>
+  void add(std::string name, F f, std::string help = {},
+           execution where = execution::inline_call) {
+    using traits = detail::callable_traits<F>;
+    add_bound<F, typename traits::result>(std::move(name), std::move(f), std::move(help), where,
+                                          static_cast<typename traits::args*>(nullptr));
+  }
+
+  /// Registers an async method: `f(responder reply, Args...)` returns at once
+  /// and completes the call later with reply.reply(v) or reply.fail(fault).
+  /// `Result` is the declared result type, for the signature.
+  template <class Result, class F>
+  void add_async(std::string name, F f, std::string help = {}) {
+    using traits = detail::callable_traits<F>;
+    add_async_bound<Result, F>(std::move(name), std::move(f), std::move(help),
+                               static_cast<typename traits::args*>(nullptr));
+  }
+
+  /// Registers a method that takes the raw parameter list and checks it
+  /// itself.
+  void add_raw(std::string name, std::function<value(const array& params)> f,
+               std::string help = {}, execution where = execution::inline_call);
+
+  /// Adds or replaces a method as given.
+  void add_method(std::string name, method m);
+
+  /// Removes a method; false if it was not there.
+  bool remove(std::string_view name);
+
+  /// The method of that name, or nullptr.
+  const method* find(std::string_view name) const;
+
+  /// All method names, in order.
+  std::vector<std::string> names() const;
+
+  /// The most entries system.multicall accepts in one call.
+  void set_multicall_limit(std::size_t entries) noexcept { multicall_limit_ = entries; }
+  std::size_t multicall_limit() const noexcept { return multicall_limit_; }
+
+  /// Runs one call: looks the method up, checks it, runs it where it is
+  /// registered to run, and calls `done` exactly once on `ctx.loop` (inline
+  /// methods may complete before invoke() returns). Pool methods are posted to
+  /// `ctx.pool`. Never throws; every failure becomes a fault in `done`.
+  void invoke(const call_context& ctx, std::string_view name, array params,
+              std::function<void(outcome)> done) const;
+
+ private:
+  template <class F, class R, class... Args>
+  void add_bound(std::string name, F f, std::string help, execution where,
+                 std::tuple<Args...>*) {
+    method m;
+    m.run = detail::bind_sync<F, R, detail::param_t<Args>...>(std::move(f));
+    m.where = where;
+    m.help = std::move(help);
+    m.signature = detail::describe<Args...>(detail::result_name<R>());
+    add_method(std::move(name), std::move(m));
+  }
+
+  template <class Result, class F, class Responder, class... Args>
+  void add_async_bound(std::string name, F f, std::string help,
+                       std::tuple<Responder, Args...>*) {
+    static_assert(std::is_same_v<std::remove_cvref_t<Responder>, responder>,
+                  "an async method's first parameter is the responder");
+    method m;
+    m.start = detail::bind_async<F, detail::param_t<Args>...>(std::move(f));
+    m.where = execution::async;
+    m.help = std::move(help);
+    m.signature = detail::describe<Args...>(detail::result_name<Result>());
+    add_method(std::move(name), std::move(m));
+  }
+
+  void add_system_methods();
+
+  std::map<std::string, method, std::less<>> methods_;
+  std::size_t multicall_limit_ = 1000;
+};
+
+// ---- parameter conversions --------------------------------------------------
+
+namespace detail {
+
+[[noreturn]] void throw_param_type(std::size_t index, std::string_view expected, const value& got);
+
+template <class T, kind K>
+struct exact_param {
+  static std::string_view name() { return kind_name(K); }
+  static T take(const value& v, std::size_t i) {
+    if (const T* p = v.get_if<T>()) return *p;
+    throw_param_type(i, name(), v);
+  }
+};
+
+template <>
+struct param_traits<std::int32_t> : exact_param<std::int32_t, kind::i4> {};
+template <>
+struct param_traits<bool> : exact_param<bool, kind::boolean> {};
+template <>
+struct param_traits<std::string> : exact_param<std::string, kind::string> {};
+template <>
+struct param_traits<date_time> : exact_param<date_time, kind::date_time> {};
+template <>
+struct param_traits<bytes> : exact_param<bytes, kind::binary> {};
+template <>
+struct param_traits<array> : exact_param<array, kind::array> {};
+template <>
+struct param_traits<structure> : exact_param<structure, kind::structure> {};
+
+template <>
+struct param_traits<std::int64_t> {
+  static std::string_view name() { return kind_name(kind::i8); }
+  static std::int64_t take(const value& v, std::size_t i) {
+    if (const auto* p = v.get_if<std::int64_t>()) return *p;
+    if (const auto* p = v.get_if<std::int32_t>()) return *p;
+    throw_param_type(i, name(), v);
+  }
+};
+
+template <>
+struct param_traits<double> {
+  static std::string_view name() { return kind_name(kind::floating); }
+  static double take(const value& v, std::size_t i) {
+    if (const auto* p = v.get_if<double>()) return *p;
+    if (const auto* p = v.get_if<std::int32_t>()) return *p;
+    if (const auto* p = v.get_if<std::int64_t>()) return static_cast<double>(*p);
+    throw_param_type(i, name(), v);
+  }
+};
+
+template <>
+struct param_traits<value> {
+  static std::string_view name() { return any_type_name(); }
+  static value take(const value& v, std::size_t) { return v; }
+};
+
+template <class T>
+param_t<T> take_param(const array& params, std::size_t i) {
+  return param_traits<param_t<T>>::take(params[i], i);
+}
+
+}  // namespace detail
+}  // namespace rapidrpc

@@ -1,0 +1,291 @@
+#include <rapidrpc/registry.hpp>
+
+#include <boost/asio/post.hpp>
+
+#include <atomic>
+#include <exception>
+#include <string>
+
+namespace rapidrpc {
+
+// ---- responder ---------------------------------------------------------------
+
+struct responder::state {
+  boost::asio::any_io_executor loop;
+  completion done;
+  std::atomic<bool> replied{false};
+
+  void deliver(outcome o) {
+    if (replied.exchange(true)) return;
+    boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
+      done(std::move(o));
+    });
+  }
+
+  ~state() {
+    if (!replied.load())
+      deliver(fault(fault_code::internal_error, "method did not reply"));
+  }
+};
+
+responder::responder(boost::asio::any_io_executor loop, completion done)
+    : state_(std::make_shared<state>()) {
+  state_->loop = std::move(loop);
+  state_->done = std::move(done);
+}
+
+void responder::reply(value result) const { state_->deliver(std::move(result)); }
+void responder::fail(fault error) const { state_->deliver(std::move(error)); }
+const boost::asio::any_io_executor& responder::loop() const noexcept { return state_->loop; }
+
+// ---- parameter checks -------------------------------------------------------
+
+namespace detail {
+
+std::string_view any_type_name() noexcept { return "any"; }
+
+void throw_param_count(std::size_t expected, std::size_t got) {
+  throw fault(fault_code::invalid_params, "expected " + std::to_string(expected) +
+                                              (expected == 1 ? " parameter, got " : " parameters, got ") +
+                                              std::to_string(got));
+}
+
+void throw_param_type(std::size_t index, std::string_view expected, const value& got) {
+  throw fault(fault_code::invalid_params, "parameter " + std::to_string(index + 1) + ": expected " +
+                                              std::string(expected) + ", got " +
+                                              std::string(kind_name(got.type())));
+}
+
+}  // namespace detail
+
+// ---- registry ---------------------------------------------------------------
+
+namespace {
+
+outcome run_guarded(const method& m, const array& params) {
+  try {
+    return m.run(params);
+  } catch (const fault& f) {
+    return f;
+  } catch (...) {
+    // No internal detail on the wire: the exception's text may name paths,
+    // addresses or data the client must not see.
+    return fault(fault_code::internal_error, "internal error");
+  }
+}
+
+}  // namespace
+
+registry::registry() { add_system_methods(); }
+
+void registry::add_raw(std::string name, std::function<value(const array&)> f, std::string help,
+                       execution where) {
+  method m;
+  m.run = std::move(f);
+  m.where = where == execution::async ? execution::inline_call : where;
+  m.help = std::move(help);
+  add_method(std::move(name), std::move(m));
+}
+
+void registry::add_method(std::string name, method m) {
+  methods_.insert_or_assign(std::move(name), std::move(m));
+}
+
+bool registry::remove(std::string_view name) {
+  auto it = methods_.find(name);
+  if (it == methods_.end()) return false;
+  methods_.erase(it);
+  return true;
+}
+
+const method* registry::find(std::string_view name) const {
+  auto it = methods_.find(name);
+  return it == methods_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> registry::names() const {
+  std::vector<std::string> out;
+  out.reserve(methods_.size());
+  for (const auto& [name, m] : methods_) out.push_back(name);
+  return out;
+}
+
+void registry::invoke(const call_context& ctx, std::string_view name, array params,
+                      std::function<void(outcome)> done) const {
+  const method* m = find(name);
+  if (m == nullptr) {
+    done(fault(fault_code::method_not_found, "method not found"));
+    return;
+  }
+  switch (m->where) {
+    case execution::inline_call:
+      done(run_guarded(*m, params));
+      return;
+    case execution::pool:
+      boost::asio::post(ctx.pool, [m, params = std::move(params), loop = ctx.loop,
+                                   done = std::move(done)]() mutable {
+        outcome o = run_guarded(*m, params);
+        boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
+          done(std::move(o));
+        });
+      });
+      return;
+    case execution::async: {
+      responder reply(ctx.loop, std::move(done));
+      try {
+        m->start(params, reply, ctx);
+      } catch (const fault& f) {
+        reply.fail(f);  // ignored if the method replied before throwing
+      } catch (...) {
+        reply.fail(fault(fault_code::internal_error, "internal error"));
+      }
+      return;
+    }
+  }
+}
+
+// ---- system.* ----------------------------------------------------------------
+
+namespace {
+
+value fault_struct(const fault& f) {
+  return structure{{"faultCode", f.code()}, {"faultString", f.message()}};
+}
+
+/// Runs the entries of one system.multicall in order, each where its method
+/// runs, and answers with one slot per entry: [result] or a fault struct.
+/// Every step runs on the loop thread, so the state needs no lock.
+class multicall_run : public std::enable_shared_from_this<multicall_run> {
+ public:
+  multicall_run(const registry& reg, call_context ctx, array entries,
+                std::function<void(outcome)> done)
+      : reg_(reg), ctx_(std::move(ctx)), entries_(std::move(entries)), done_(std::move(done)) {
+    results_.reserve(entries_.size());
+  }
+
+  void step() {
+    while (next_ < entries_.size()) {
+      value& entry = entries_[next_++];
+      auto* call = entry.get_if<structure>();
+      const value* name = nullptr;
+      const value* params = nullptr;
+      if (call != nullptr) {
+        auto n = call->find("methodName");
+        auto p = call->find("params");
+        if (n != call->end() && n->second.is<std::string>()) name = &n->second;
+        if (p != call->end() && p->second.is<array>()) params = &p->second;
+      }
+      if (name == nullptr || params == nullptr) {
+        results_.push_back(fault_struct(fault(
+            fault_code::invalid_request,
+            "a multicall entry must be a struct with methodName (string) and params (array)")));
+        continue;
+      }
+      if (name->as<std::string>() == "system.multicall") {
+        results_.push_back(fault_struct(
+            fault(fault_code::invalid_request, "system.multicall may not be nested")));
+        continue;
+      }
+      pending_ = true;
+      running_ = true;
+      reg_.invoke(ctx_, name->as<std::string>(), std::move(entry.as<structure>()["params"].as<array>()),
+                  [self = shared_from_this()](outcome o) {
+                    self->store(std::move(o));
+                    self->pending_ = false;
+                    if (!self->running_) self->step();
+                  });
+      running_ = false;
+      if (pending_) return;  // resumes from the completion
+    }
+    done_(value(std::move(results_)));
+  }
+
+ private:
+  void store(outcome o) {
+    if (auto* v = std::get_if<value>(&o))
+      results_.push_back(array{std::move(*v)});
+    else
+      results_.push_back(fault_struct(std::get<fault>(o)));
+  }
+
+  const registry& reg_;
+  call_context ctx_;
+  array entries_;
+  array results_;
+  std::function<void(outcome)> done_;
+  std::size_t next_ = 0;
+  bool pending_ = false;
+  bool running_ = false;
+};
+
+value capabilities() {
+  auto cap = [](const char* url, std::int32_t version) {
+    return value(structure{{"specUrl", url}, {"specVersion", version}});
+  };
+  return structure{
+      {"faults_interop", cap("http://xmlrpc-epi.sourceforge.net/specs/rfc.fault_codes.php", 20010516)},
+      {"introspection", cap("http://xmlrpc-c.sourceforge.net/xmlrpc-c/introspection.html", 1)},
+      {"system.multicall", cap("http://www.xmlrpc.com/discuss/msgReader$1208", 1)},
+      {"nil", cap("http://ontosys.com/xml-rpc/extensions.php", 20010516)},
+  };
+}
+
+}  // namespace
+
+void registry::add_system_methods() {
+  add("system.listMethods",
+      [this]() {
+        array out;
+        for (auto& n : names()) out.emplace_back(std::move(n));
+        return out;
+      },
+      "Returns the names of every method this server offers.");
+
+  add("system.methodHelp",
+      [this](std::string name) {
+        const method* m = find(name);
+        if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
+        return m->help;
+      },
+      "Returns the help text of the named method.");
+
+  add("system.methodSignature",
+      [this](std::string name) -> value {
+        const method* m = find(name);
+        if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
+        // The introspection convention: "undef" when a method declares none.
+        if (m->signature.empty()) return "undef";
+        array sig;
+        for (const auto& t : m->signature) sig.emplace_back(t);
+        return array{value(std::move(sig))};
+      },
+      "Returns the signatures of the named method: an array of [result, params...] "
+      "arrays of type names, or \"undef\".");
+
+  add("system.getCapabilities", [] { return capabilities(); },
+      "Returns the protocol extensions this server supports.");
+
+  method multicall;
+  multicall.where = execution::async;
+  multicall.help =
+      "Runs several calls in one request: takes an array of {methodName, params} structs and "
+      "returns one slot per call, [result] or a fault struct.";
+  multicall.signature = {"array", "array"};
+  multicall.start = [this](const array& params, responder reply, const call_context& ctx) {
+    if (params.size() != 1) detail::throw_param_count(1, params.size());
+    const auto* entries = params[0].get_if<array>();
+    if (entries == nullptr) detail::throw_param_type(0, "array", params[0]);
+    if (entries->size() > multicall_limit_)
+      throw fault(fault_code::invalid_params,
+                  "system.multicall takes at most " + std::to_string(multicall_limit_) + " calls");
+    std::make_shared<multicall_run>(*this, ctx, *entries, [reply](outcome o) {
+      if (auto* v = std::get_if<value>(&o))
+        reply.reply(std::move(*v));
+      else
+        reply.fail(std::get<fault>(std::move(o)));
+    })->step();
+  };
+  add_method("system.multicall", std::move(multicall));
+}
+
+}  // namespace rapidrpc

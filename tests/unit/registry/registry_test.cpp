@@ -1,0 +1,227 @@
+#include <rapidrpc/registry.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace rapidrpc {
+namespace {
+
+// Runs calls the way a server loop does: invoke() on this thread, pool
+// methods on a real thread pool, completions back on the io_context.
+class RegistryTest : public ::testing::Test {
+ protected:
+  outcome call(std::string_view name, array params) {
+    std::optional<outcome> result;
+    std::thread::id completed_on;
+    reg.invoke(ctx(), name, std::move(params), [&](outcome o) {
+      completed_on = std::this_thread::get_id();
+      result = std::move(o);
+    });
+    io.restart();
+    auto guard = boost::asio::make_work_guard(io);  // a pool result may still be on its way
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!result && std::chrono::steady_clock::now() < deadline)
+      io.run_one_for(std::chrono::milliseconds(100));
+    if (!result) {
+      ADD_FAILURE() << name << " never completed";
+      return fault(0, "never completed");
+    }
+    EXPECT_EQ(completed_on, std::this_thread::get_id()) << "completion must run on the loop thread";
+    return std::move(*result);
+  }
+  value ok(std::string_view name, array params = {}) {
+    auto o = call(name, std::move(params));
+    if (auto* f = std::get_if<fault>(&o)) ADD_FAILURE() << name << " faulted: " << f->what();
+    return std::get_if<value>(&o) ? std::get<value>(o) : value{};
+  }
+  fault failed(std::string_view name, array params = {}) {
+    auto o = call(name, std::move(params));
+    if (auto* f = std::get_if<fault>(&o)) return *f;
+    ADD_FAILURE() << name << " did not fault";
+    return fault(0, "");
+  }
+  call_context ctx() { return {io.get_executor(), pool.get_executor()}; }
+
+  boost::asio::io_context io;
+  boost::asio::thread_pool pool{2};
+  registry reg;
+};
+
+TEST_F(RegistryTest, TypedMethodGetsConvertedArguments) {
+  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
+  EXPECT_EQ(ok("add", {2, 3}), value(5));
+}
+
+TEST_F(RegistryTest, WrongArgumentCountIsInvalidParams) {
+  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
+  EXPECT_EQ(failed("add", {1}).code(), fault_code::invalid_params);
+  EXPECT_EQ(failed("add", {1, 2, 3}).code(), fault_code::invalid_params);
+}
+
+TEST_F(RegistryTest, WrongArgumentTypeIsInvalidParamsNamingTheParameter) {
+  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
+  fault f = failed("add", {1, "2"});
+  EXPECT_EQ(f.code(), fault_code::invalid_params);
+  EXPECT_EQ(f.message(), "parameter 2: expected int, got string");
+}
+
+TEST_F(RegistryTest, HandlerDoesNotRunWhenArgumentsAreWrong) {
+  int runs = 0;
+  reg.add("f", [&](std::string) { ++runs; });
+  failed("f", {1});
+  EXPECT_EQ(runs, 0);
+}
+
+TEST_F(RegistryTest, NumericWidening) {
+  reg.add("d", [](double x) { return x * 2; });
+  reg.add("l", [](std::int64_t x) { return x + 1; });
+  EXPECT_EQ(ok("d", {2}), value(4.0));
+  EXPECT_EQ(ok("d", {std::int64_t{3}}), value(6.0));
+  EXPECT_EQ(ok("l", {1}), value(std::int64_t{2}));
+  EXPECT_EQ(failed("l", {1.5}).code(), fault_code::invalid_params);
+}
+
+TEST_F(RegistryTest, VoidResultIsNil) {
+  reg.add("v", [] {});
+  EXPECT_EQ(ok("v"), value(nil));
+}
+
+TEST_F(RegistryTest, HandlerFaultKeepsItsCodeAndMessage) {
+  reg.add("f", []() -> int { throw fault(42, "the answer"); });
+  fault f = failed("f");
+  EXPECT_EQ(f.code(), 42);
+  EXPECT_EQ(f.message(), "the answer");
+}
+
+TEST_F(RegistryTest, OtherExceptionsBecomeGenericInternalError) {
+  reg.add("f", []() -> int { throw std::runtime_error("/secret/path: db password wrong"); });
+  fault f = failed("f");
+  EXPECT_EQ(f.code(), fault_code::internal_error);
+  EXPECT_EQ(f.message().find("secret"), std::string::npos);
+}
+
+TEST_F(RegistryTest, UnknownMethodIsMethodNotFound) {
+  EXPECT_EQ(failed("nope").code(), fault_code::method_not_found);
+}
+
+TEST_F(RegistryTest, PoolMethodRunsOffTheLoopThreadAndCompletesOnIt) {
+  std::thread::id ran_on;
+  reg.add("heavy", [&] { ran_on = std::this_thread::get_id(); return 1; }, "", execution::pool);
+  EXPECT_EQ(ok("heavy"), value(1));
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
+TEST_F(RegistryTest, PoolMethodFaultsAreDelivered) {
+  reg.add("heavy", []() -> int { throw fault(7, "no"); }, "", execution::pool);
+  EXPECT_EQ(failed("heavy").code(), 7);
+}
+
+TEST_F(RegistryTest, AsyncMethodRepliesLater) {
+  reg.add_async<std::int32_t>("later", [](responder reply, std::int32_t x) {
+    auto t = std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(10));
+    t->async_wait([t, reply, x](auto) { reply.reply(x * 10); });
+  });
+  EXPECT_EQ(ok("later", {4}), value(40));
+}
+
+TEST_F(RegistryTest, AsyncMethodArgumentErrorsAreInvalidParams) {
+  reg.add_async<bool>("later", [](responder reply, double) { reply.reply(true); });
+  EXPECT_EQ(failed("later", {"x"}).code(), fault_code::invalid_params);
+  EXPECT_EQ(failed("later", {}).code(), fault_code::invalid_params);
+}
+
+TEST_F(RegistryTest, AsyncMethodThatDropsItsResponderFailsTheCall) {
+  reg.add_async<bool>("lost", [](responder) {});
+  EXPECT_EQ(failed("lost").code(), fault_code::internal_error);
+}
+
+TEST_F(RegistryTest, FirstReplyWins) {
+  reg.add_async<std::int32_t>("twice", [](responder reply) {
+    reply.reply(1);
+    reply.reply(2);
+    reply.fail(fault(3, "x"));
+  });
+  EXPECT_EQ(ok("twice"), value(1));
+}
+
+TEST_F(RegistryTest, ListMethodsIncludesSystemAndUserMethods) {
+  reg.add("a.b", [] { return 1; });
+  value names = ok("system.listMethods");
+  const auto& list = names.as<array>();
+  for (const char* n : {"a.b", "system.listMethods", "system.methodHelp", "system.methodSignature",
+                        "system.multicall", "system.getCapabilities"})
+    EXPECT_NE(std::find(list.begin(), list.end(), value(n)), list.end()) << n;
+}
+
+TEST_F(RegistryTest, MethodHelpAndSignature) {
+  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds two ints.");
+  reg.add("mixed", [](std::string, double, bytes, value) { return array{}; });
+  reg.add_raw("raw", [](const array& p) { return value(static_cast<std::int32_t>(p.size())); });
+  EXPECT_EQ(ok("system.methodHelp", {"add"}), value("Adds two ints."));
+  EXPECT_EQ(ok("system.methodSignature", {"add"}), value(array{array{"int", "int", "int"}}));
+  EXPECT_EQ(ok("system.methodSignature", {"mixed"}),
+            value(array{array{"array", "string", "double", "base64", "any"}}));
+  EXPECT_EQ(ok("system.methodSignature", {"raw"}), value("undef"));
+  EXPECT_EQ(failed("system.methodHelp", {"nope"}).code(), fault_code::method_not_found);
+}
+
+TEST_F(RegistryTest, RawMethodSeesEveryParameter) {
+  reg.add_raw("count", [](const array& p) { return value(static_cast<std::int32_t>(p.size())); });
+  EXPECT_EQ(ok("count", {1, "x", nil}), value(3));
+}
+
+TEST_F(RegistryTest, CapabilitiesNameFaultsInterop) {
+  value caps = ok("system.getCapabilities");
+  EXPECT_TRUE(caps.as<structure>().contains("faults_interop"));
+}
+
+value entry(std::string name, array params) {
+  return structure{{"methodName", std::move(name)}, {"params", std::move(params)}};
+}
+
+TEST_F(RegistryTest, MulticallReturnsOneSlotPerCallInOrder) {
+  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
+  reg.add("heavy", [](std::int32_t a) { return a * 2; }, "", execution::pool);
+  reg.add_async<std::int32_t>("later", [](responder r, std::int32_t a) { r.reply(a + 100); });
+  value out = ok("system.multicall",
+                 {array{entry("add", {1, 2}), entry("nope", {}), entry("heavy", {5}),
+                        entry("add", {1}), entry("later", {1}), value(7)}});
+  const auto& slots = out.as<array>();
+  ASSERT_EQ(slots.size(), 6u);
+  EXPECT_EQ(slots[0], value(array{3}));
+  EXPECT_EQ(slots[1].as<structure>().at("faultCode"), value(fault_code::method_not_found));
+  EXPECT_EQ(slots[2], value(array{10}));
+  EXPECT_EQ(slots[3].as<structure>().at("faultCode"), value(fault_code::invalid_params));
+  EXPECT_EQ(slots[4], value(array{101}));
+  EXPECT_EQ(slots[5].as<structure>().at("faultCode"), value(fault_code::invalid_request));
+}
+
+TEST_F(RegistryTest, MulticallMayNotNest) {
+  value out = ok("system.multicall", {array{entry("system.multicall", {array{}})}});
+  EXPECT_EQ(out.as<array>()[0].as<structure>().at("faultCode"), value(fault_code::invalid_request));
+}
+
+TEST_F(RegistryTest, MulticallEntryCapIsEnforcedAtTheBoundary) {
+  reg.add("one", [] { return 1; });
+  reg.set_multicall_limit(3);
+  array three(3, entry("one", {}));
+  array four(4, entry("one", {}));
+  EXPECT_EQ(ok("system.multicall", {three}).as<array>().size(), 3u);
+  EXPECT_EQ(failed("system.multicall", {four}).code(), fault_code::invalid_params);
+}
+
+TEST_F(RegistryTest, LongMulticallOfInlineCallsDoesNotRecurse) {
+  reg.add("one", [] { return 1; });
+  array many(1000, entry("one", {}));
+  EXPECT_EQ(ok("system.multicall", {many}).as<array>().size(), 1000u);
+}
+
+}  // namespace
+}  // namespace rapidrpc
