@@ -1,0 +1,89 @@
+// The XML-RPC server: HTTP/1.1 on event-loop threads, methods from a registry,
+// CPU-heavy methods on a worker pool.
+//
+// Threading: construct, configure and add methods on one thread, then start().
+// After start() the registry is read-only. stop() and wait() may be called
+// from any thread (stop() is also safe from a signal-handling thread, not
+// from a signal handler). Each connection lives on one loop thread for its
+// whole life.
+#pragma once
+
+#include <rapidrpc/limits.hpp>
+#include <rapidrpc/registry.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rapidrpc {
+
+/// How a server is set up. Every field has a working default.
+struct server_options {
+  /// Host name or address to listen on; a name is resolved and the server
+  /// listens on each of its addresses ("localhost": 127.0.0.1 and ::1).
+  std::string host = "localhost";
+  /// TCP port; 0 picks a free one (see server::port()).
+  std::uint16_t port = 6677;
+  /// Event-loop threads; 0 means one per core.
+  unsigned threads = 0;
+  /// Worker-pool threads for pool methods; 0 means one per core.
+  unsigned workers = 0;
+  /// Request paths that serve XML-RPC; others get 404.
+  std::vector<std::string> paths = {"/RPC2", "/"};
+  /// Responses at least this large are gzip-compressed when the client
+  /// accepts gzip; 0 turns compression off.
+  std::size_t gzip_min_bytes = 1024;
+  /// The Server header's value.
+  std::string server_name = "rapidrpc";
+  /// Limits and timeouts.
+  rapidrpc::limits limits;
+};
+
+/// An XML-RPC server.
+class server {
+ public:
+  explicit server(server_options options = {});
+  ~server();  ///< stops (with no drain) and joins if still running
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  /// The methods this server offers; add to it before start().
+  rapidrpc::registry& methods() noexcept;
+
+  /// Shorthand for methods().add(...).
+  template <class F>
+  void add(std::string name, F f, std::string help = {},
+           execution where = execution::inline_call) {
+    methods().add(std::move(name), std::move(f), std::move(help), where);
+  }
+
+  /// Binds the listening sockets and starts the loop and worker threads.
+  /// Throws std::system_error if an address cannot be bound.
+  void start();
+
+  /// The port listened on (after start(); useful with port 0).
+  std::uint16_t port() const;
+
+  /// The addresses listened on, as "host:port" strings (after start()).
+  std::vector<std::string> endpoints() const;
+
+  /// Graceful stop: stops accepting, closes idle connections, lets calls in
+  /// flight finish and their replies be written, then ends the threads. After
+  /// `drain` the remaining connections are closed. Returns at once; wait()
+  /// blocks until the threads have ended.
+  void stop(std::chrono::milliseconds drain = std::chrono::seconds(10));
+
+  /// Blocks until the server has stopped.
+  void wait();
+
+  /// start(), then wait().
+  void run();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rapidrpc

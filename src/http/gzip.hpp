@@ -1,0 +1,21 @@
+// gzip bodies, both ways, on zlib. No I/O.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace rapidrpc::http {
+
+enum class inflate_result { ok, too_large, corrupt };
+
+/// Decompresses a gzip stream (one or more members) into `out`, stopping with
+/// too_large as soon as the output would pass `limit` bytes, so a small
+/// "gzip bomb" never costs more than `limit` bytes of memory.
+inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit);
+
+/// Compresses `in` as one gzip member appended to `out` (fast level: the
+/// server compresses on its loop thread).
+void gzip(std::string_view in, std::string& out);
+
+}  // namespace rapidrpc::http

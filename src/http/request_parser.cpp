@@ -1,0 +1,106 @@
+#include "http/request_parser.hpp"
+
+#include <boost/beast/core/string.hpp>
+
+#include <algorithm>
+
+namespace rapidrpc::http {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) { return boost::beast::iequals(a, b); }
+
+/// True if the q parameter of one coding (";q=0", ";q=0.000") is zero.
+bool zero_q(std::string_view params) {
+  while (!params.empty()) {
+    auto semi = params.find(';');
+    std::string_view p = trim(params.substr(0, semi));
+    params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
+    if (p.size() >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+      std::string_view q = trim(p.substr(2));
+      if (q.empty() || q[0] != '0') return false;
+      for (char c : q.substr(1))
+        if (c != '.' && c != '0') return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool accepts_gzip(std::string_view list) {
+  bool any = false;
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    std::string_view item = trim(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    auto semi = item.find(';');
+    std::string_view coding = trim(item.substr(0, semi));
+    std::string_view params = semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1);
+    if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) return !zero_q(params);
+    if (coding == "*") any = !zero_q(params);
+  }
+  return any;
+}
+
+void request_parser::on_request_impl(verb method, string_view, string_view target, int version,
+                                     error_code&) {
+  out_.method = method;
+  out_.target.assign(target.data(), target.size());
+  out_.version = static_cast<unsigned>(version);
+}
+
+void request_parser::on_field_impl(field name, string_view, string_view value, error_code&) {
+  std::string_view v(value.data(), value.size());
+  switch (name) {
+    case field::accept_encoding:
+      out_.accepts_gzip = out_.accepts_gzip || accepts_gzip(v);
+      break;
+    case field::content_encoding: {
+      std::string_view coding = trim(v);
+      if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) {
+        if (out_.gzip_body) out_.unsupported_encoding = true;  // gzip twice: not supported
+        out_.gzip_body = true;
+      } else if (!iequals(coding, "identity") && !coding.empty()) {
+        out_.unsupported_encoding = true;
+      }
+      break;
+    }
+    case field::expect:
+      if (iequals(trim(v), "100-continue"))
+        out_.expect_continue = true;
+      else
+        out_.bad_expect = true;
+      break;
+    default:
+      break;
+  }
+}
+
+void request_parser::on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                                       error_code&) {
+  // The body limit has already been checked against Content-Length.
+  // Reserve up front only a modest amount: a client that announces a large
+  // body must also send it before it costs the server that much memory.
+  constexpr std::uint64_t max_reserve = 256 * 1024;
+  if (content_length) out_.body.reserve(static_cast<std::size_t>(std::min(*content_length, max_reserve)));
+}
+
+std::size_t request_parser::on_body_impl(string_view body, error_code&) {
+  out_.body.append(body.data(), body.size());
+  return body.size();
+}
+
+std::size_t request_parser::on_chunk_body_impl(std::uint64_t, string_view body, error_code&) {
+  out_.body.append(body.data(), body.size());
+  return body.size();
+}
+
+}  // namespace rapidrpc::http

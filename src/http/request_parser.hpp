@@ -1,0 +1,70 @@
+// An HTTP/1.1 request parser that keeps only what an RPC endpoint needs.
+//
+// It wraps Beast's basic_parser (strict framing: Content-Length, chunked,
+// header and body limits) and records the request line, the few headers the
+// server acts on, and the body, without building a field map. It does no I/O:
+// the connection feeds it bytes with put() and "need more" is a result.
+#pragma once
+
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rapidrpc::http {
+
+/// What the server acts on in one request.
+struct request {
+  boost::beast::http::verb method = boost::beast::http::verb::unknown;
+  std::string target;
+  unsigned version = 11;          ///< 10 or 11
+  bool accepts_gzip = false;      ///< Accept-Encoding lists gzip (q > 0)
+  bool gzip_body = false;         ///< Content-Encoding: gzip
+  bool unsupported_encoding = false;  ///< Content-Encoding other than gzip/identity
+  bool expect_continue = false;   ///< Expect: 100-continue
+  bool bad_expect = false;        ///< an Expect value other than 100-continue
+  std::string body;
+
+  void clear() {
+    method = boost::beast::http::verb::unknown;
+    target.clear();
+    version = 11;
+    accepts_gzip = gzip_body = unsupported_encoding = expect_continue = bad_expect = false;
+    body.clear();
+  }
+};
+
+/// Beast's basic_parser, filling a `request`.
+class request_parser final : public boost::beast::http::basic_parser<true> {
+ public:
+  explicit request_parser(request& out) : out_(out) {}
+
+ private:
+  using error_code = boost::beast::error_code;
+  using string_view = boost::beast::string_view;
+  using verb = boost::beast::http::verb;
+  using field = boost::beast::http::field;
+
+  void on_request_impl(verb method, string_view, string_view target, int version,
+                       error_code&) override;
+  void on_response_impl(int, string_view, int, error_code&) override {}
+  void on_field_impl(field name, string_view name_string, string_view value,
+                     error_code& ec) override;
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
+                         error_code&) override;
+  std::size_t on_body_impl(string_view body, error_code&) override;
+  void on_chunk_header_impl(std::uint64_t, string_view, error_code&) override {}
+  std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code&) override;
+  void on_finish_impl(error_code&) override {}
+
+  request& out_;
+};
+
+/// True if an Accept-Encoding value accepts gzip (a "gzip" or "*" coding
+/// whose q is not 0).
+bool accepts_gzip(std::string_view accept_encoding);
+
+}  // namespace rapidrpc::http

@@ -1,0 +1,358 @@
+#include "server/connection.hpp"
+
+#include "http/gzip.hpp"
+#include "http/response.hpp"
+
+#include <boost/beast/http/error.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+#include <sys/socket.h>
+
+namespace rapidrpc::detail {
+
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+
+namespace {
+constexpr std::size_t read_chunk = 16 * 1024;
+constexpr std::size_t max_read_chunk = 1024 * 1024;
+// Buffers larger than this are freed once a large request is done with.
+constexpr std::size_t keep_buffer_bytes = 64 * 1024;
+// Stop parsing further pipelined requests while this much output is unsent.
+constexpr std::size_t output_high_water = 1024 * 1024;
+}  // namespace
+
+connection::connection(loop& owner, net::ip::tcp::socket socket)
+    : loop_(owner),
+      socket_(std::move(socket)),
+      fd_(socket_.native_handle()),
+      xml_(xmlrpc::document_type::call, owner.shared().xml_limits) {
+  loop_.attach(this);
+  ++loop_.shared().connections;
+}
+
+connection::~connection() {
+  loop_.detach(this);
+  --loop_.shared().connections;
+}
+
+void connection::start() {
+  boost::system::error_code ec;
+  socket_.set_option(net::ip::tcp::no_delay(true), ec);
+  socket_.non_blocking(true, ec);
+  set_phase(phase::idle, clock::now());
+  drive();
+}
+
+void connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ec;
+  socket_.close(ec);  // pending waits complete with operation_aborted
+}
+
+void connection::set_phase(phase p, clock::time_point now) {
+  if (p == phase_ && p != phase::idle) return;  // a request's deadline runs from its first byte
+  phase_ = p;
+  const auto& lim = loop_.shared().limits;
+  switch (p) {
+    case phase::idle: deadline_ = now + lim.idle_timeout; break;
+    case phase::request: deadline_ = now + lim.request_timeout; break;
+    case phase::write: deadline_ = now + lim.write_timeout; break;
+    case phase::call: deadline_ = clock::time_point::max(); break;
+  }
+}
+
+void connection::check_deadline(clock::time_point now) {
+  if (closed_ || now < deadline_) return;
+  if (phase_ == phase::request && !wait_write_ && out_sent_ == out_.size()) {
+    // Tell the client why, if it is still listening; then close.
+    out_.clear();
+    out_sent_ = 0;
+    http_error(408, true);
+    flush();
+  }
+  close();
+}
+
+void connection::drain() {
+  if (closed_) return;
+  if (!busy_ && !parser_ && in_.empty() && out_sent_ == out_.size()) {
+    close();
+    return;
+  }
+  // A request in progress is still answered, with "Connection: close"
+  // (handle_request() sees the loop draining).
+  if (busy_) keep_alive_ = false;
+}
+
+// ---- the connection's state machine ------------------------------------------
+
+// Reads, parses and answers as much as can be done now, then waits for the
+// socket or for a call to complete. Everything that moves the connection on
+// comes back here.
+void connection::drive() {
+  if (in_drive_ || closed_) return;
+  in_drive_ = true;
+  for (;;) {
+    process_requests();
+    if (!flush() || closed_) break;        // waiting for the peer to read
+    if (busy_ || closing_ || eof_) break;  // nothing more to read for now
+    if (!can_read_ || !read_some()) break;
+  }
+  in_drive_ = false;
+  if (closed_ || wait_write_) return;
+
+  auto now = clock::now();
+  if (busy_) {
+    set_phase(phase::call, now);
+    return;  // finish_call() drives on
+  }
+  if (closing_ || eof_) {
+    close();
+    return;
+  }
+  set_phase(parser_ || !in_.empty() ? phase::request : phase::idle, now);
+  in_.shrink(keep_buffer_bytes);
+  if (!wait_read_) wait_readable();
+}
+
+// One read into the input buffer. False if nothing was read (would block,
+// end of stream, or error).
+bool connection::read_some() {
+  std::size_t want = read_size();
+  ssize_t n = ::recv(fd_, in_.prepare(want), want, 0);
+  if (n > 0) {
+    in_.commit(static_cast<std::size_t>(n));
+    // A short read drained the socket: with edge-triggered readiness the next
+    // arrival wakes the loop again, so no read is wasted on EAGAIN.
+    can_read_ = static_cast<std::size_t>(n) == want;
+    return true;
+  }
+  can_read_ = false;
+  if (n == 0) {
+    eof_ = true;
+  } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    close();
+  } else if (errno == EINTR) {
+    can_read_ = true;
+  }
+  return false;
+}
+
+void connection::process_requests() {
+  const auto& shared = loop_.shared();
+  while (!busy_ && !closing_ && !closed_ && !in_.empty() && out_.size() - out_sent_ < output_high_water) {
+    if (!parser_) {
+      req_.clear();
+      parser_.emplace(req_);
+      parser_->header_limit(static_cast<std::uint32_t>(shared.limits.max_header_bytes));
+      parser_->body_limit(shared.limits.max_body_bytes);
+      parser_->eager(true);
+      continue_sent_ = false;
+    }
+    boost::system::error_code ec;
+    std::size_t used = parser_->put(net::const_buffer(in_.data(), in_.size()), ec);
+    in_.consume(used);
+    if (ec && ec != bhttp::error::need_more) {
+      // A framing error: the rest of the stream cannot be trusted.
+      int status = 400;
+      if (ec == bhttp::error::header_limit) status = 431;
+      else if (ec == bhttp::error::body_limit) status = 413;
+      else if (ec == bhttp::error::bad_version) status = 505;
+      parser_.reset();
+      http_error(status, true);
+      break;
+    }
+    if (!parser_->is_done()) {
+      // The client may be holding the body back until it hears from us.
+      if (parser_->is_header_done() && req_.expect_continue && !continue_sent_) {
+        out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+        continue_sent_ = true;
+      }
+      break;
+    }
+    if (req_.method == bhttp::verb::post && !parser_->chunked() && !parser_->content_length()) {
+      // No Content-Length and not chunked: the body cannot be delimited.
+      parser_.reset();
+      http_error(411, true);
+      break;
+    }
+    bool keep_alive = parser_->keep_alive();
+    parser_.reset();
+    handle_request(keep_alive);
+    if (req_.body.capacity() > keep_buffer_bytes) std::string().swap(req_.body);
+    if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
+  }
+  if (eof_ && parser_ && !busy_ && !closing_) {
+    // The peer ended the stream inside a request: nothing can be answered.
+    parser_.reset();
+    closing_ = true;
+  }
+}
+
+void connection::handle_request(bool keep_alive) {
+  const auto& shared = loop_.shared();
+  phase_ = phase::call;  // the next request's deadline starts afresh
+  keep_alive_ = keep_alive && !loop_.draining();
+  http10_ = req_.version == 10;
+
+  std::string_view path = req_.target;
+  if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+  bool known = false;
+  for (const auto& p : shared.paths) known = known || p == path;
+  if (!known) return http_error(404, !keep_alive_);
+  if (req_.method != bhttp::verb::post) return http_error(405, !keep_alive_, "Allow: POST\r\n");
+  if (req_.bad_expect) return http_error(417, !keep_alive_);
+  if (req_.unsupported_encoding) return http_error(415, !keep_alive_);
+
+  std::string_view document = req_.body;
+  if (req_.gzip_body) {
+    switch (http::gunzip(req_.body, scratch_, shared.limits.max_body_bytes)) {
+      case http::inflate_result::ok: break;
+      case http::inflate_result::too_large: return http_error(413, true);
+      case http::inflate_result::corrupt: return http_error(400, !keep_alive_);
+    }
+    document = scratch_;
+  }
+  gzip_reply_ = req_.accepts_gzip && shared.gzip_min_bytes != 0;
+
+  xml_.reset();
+  if (!xml_.feed(document) || !xml_.finish()) {
+    const auto& err = xml_.error();
+    return reply(err.code, err.message);
+  }
+  xmlrpc::method_call& call = xml_.call();
+
+  busy_ = true;
+  shared.methods->invoke(loop_.context(), call.method, std::move(call.params),
+                         [self = shared_from_this()](outcome result) {
+                           self->finish_call(std::move(result));
+                         });
+}
+
+// A call's result, on the loop thread: synchronously from handle_request()
+// for inline methods, later for pool and async ones.
+void connection::finish_call(outcome result) {
+  busy_ = false;
+  if (closed_) return;
+  if (auto* f = std::get_if<fault>(&result)) {
+    reply(f->code(), f->message());
+  } else {
+    body_.clear();
+    try {
+      xmlrpc::write_response(body_, std::get<value>(result));
+    } catch (const std::exception&) {
+      body_.clear();
+      xmlrpc::write_fault(body_, fault_code::internal_error,
+                          "internal error: the result cannot be encoded");
+    }
+    write_response(body_);
+  }
+  drive();
+}
+
+void connection::reply(std::int32_t code, std::string_view message) {
+  body_.clear();
+  xmlrpc::write_fault(body_, code, message);
+  write_response(body_);
+}
+
+void connection::write_response(const std::string& body) {
+  const auto& shared = loop_.shared();
+  http::response_head head;
+  head.keep_alive = keep_alive_;
+  head.http10 = http10_;
+  const std::string* payload = &body;
+  if (gzip_reply_ && body.size() >= shared.gzip_min_bytes) {
+    scratch_.clear();
+    http::gzip(body, scratch_);
+    payload = &scratch_;
+    head.gzip = true;
+  }
+  head.content_length = payload->size();
+  http::write_head(out_, shared.server_name, head);
+  out_ += *payload;
+  if (!keep_alive_) closing_ = true;
+}
+
+void connection::http_error(int status, bool close_after, std::string_view extra) {
+  if (close_after) keep_alive_ = false;
+  http::write_error(out_, loop_.shared().server_name, status, !close_after, req_.version == 10,
+                    extra);
+  if (close_after) closing_ = true;
+}
+
+// Writes what it can. False if the rest must wait for the socket (a wait is
+// then pending) or the connection closed.
+bool connection::flush() {
+  while (out_sent_ < out_.size()) {
+    ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+    if (n > 0) {
+      out_sent_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      set_phase(phase::write, clock::now());
+      if (!wait_write_) wait_writable();
+      return false;
+    }
+    close();  // the peer is gone
+    return false;
+  }
+  out_.clear();
+  out_sent_ = 0;
+  if (out_.capacity() > 256 * 1024) out_.shrink_to_fit();
+  return true;
+}
+
+// Waits for input with a read, not a bare readiness wait: Asio re-arms the
+// descriptor (an epoll_ctl call) for every bare wait, but after a short read
+// it queues the next read without a syscall until epoll reports new data.
+// So a keep-alive request costs one recv() and one send().
+void connection::wait_readable() {
+  wait_read_ = true;
+  std::size_t want = read_size();
+  socket_.async_read_some(net::buffer(in_.prepare(want), want),
+                          [self = shared_from_this()](const boost::system::error_code& ec,
+                                                      std::size_t n) {
+                            self->wait_read_ = false;
+                            if (self->closed_) return;
+                            if (ec == net::error::eof) {
+                              self->eof_ = true;
+                            } else if (ec) {
+                              self->close();
+                              return;
+                            } else {
+                              self->in_.commit(n);
+                              self->can_read_ = n == self->last_read_size_;
+                            }
+                            self->drive();
+                          });
+}
+
+// 16 KiB holds any ordinary request; a large body is read in larger pieces.
+std::size_t connection::read_size() {
+  std::size_t want = read_chunk;
+  if (parser_ && parser_->is_header_done()) {
+    if (auto remaining = parser_->content_length_remaining())
+      want = std::clamp<std::size_t>(*remaining, read_chunk, max_read_chunk);
+  }
+  last_read_size_ = want;
+  return want;
+}
+
+void connection::wait_writable() {
+  wait_write_ = true;
+  socket_.async_wait(net::socket_base::wait_write,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       self->wait_write_ = false;
+                       if (ec || self->closed_) return;
+                       self->drive();
+                     });
+}
+
+}  // namespace rapidrpc::detail

@@ -1,0 +1,91 @@
+// Private: one HTTP connection on one loop thread.
+//
+// Its life: owned by the handlers that refer to it (a pending socket wait, a
+// call in flight); when none is left it is destroyed. The loop keeps a
+// non-owning list for timeouts and draining. Every member function runs on
+// the loop thread.
+#pragma once
+
+#include "http/request_parser.hpp"
+#include "server/byte_buffer.hpp"
+#include "server/loop.hpp"
+
+#include <rapidrpc/registry.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rapidrpc::detail {
+
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  connection(loop& owner, boost::asio::ip::tcp::socket socket);
+  ~connection();
+
+  /// Starts serving (after construction, from the loop thread).
+  void start();
+  /// Closes the socket; pending work is dropped as it completes.
+  void close();
+  /// Closes the connection if it has been stuck past its deadline.
+  void check_deadline(clock::time_point now);
+  /// Draining: closes at once if idle, else after the reply in progress.
+  void drain();
+
+ private:
+  enum class phase : std::uint8_t { idle, request, call, write };
+
+  void drive();
+  void process_requests();
+  void handle_request(bool keep_alive);
+  void reply(std::int32_t fault_code, std::string_view message);
+  void finish_call(outcome result);
+  void write_response(const std::string& body);
+  void http_error(int status, bool close, std::string_view extra = {});
+  bool read_some();
+  std::size_t read_size();
+  bool flush();
+  void wait_readable();
+  void wait_writable();
+  void set_phase(phase p, clock::time_point now);
+
+  loop& loop_;
+  boost::asio::ip::tcp::socket socket_;
+  int fd_;
+
+  byte_buffer in_;
+  std::string out_;
+  std::size_t out_sent_ = 0;
+
+  http::request req_;
+  std::optional<http::request_parser> parser_;
+  bool continue_sent_ = false;
+  xmlrpc::parser xml_;
+  std::string body_;     // the response body being built
+  std::string scratch_;  // gzip in or out
+
+  // The request whose call is in flight.
+  bool keep_alive_ = true;
+  bool http10_ = false;
+  bool gzip_reply_ = false;
+
+  phase phase_ = phase::idle;
+  clock::time_point deadline_{};
+  bool can_read_ = false;    // the socket may have unread bytes
+  std::size_t last_read_size_ = 0;
+  bool wait_read_ = false;   // an async_wait for reading is pending
+  bool wait_write_ = false;  // an async_wait for writing is pending
+  bool busy_ = false;        // a call is in flight
+  bool closing_ = false;     // close once the output is written
+  bool eof_ = false;         // the peer has finished sending
+  bool closed_ = false;
+  bool in_drive_ = false;
+};
+
+}  // namespace rapidrpc::detail

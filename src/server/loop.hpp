@@ -1,0 +1,88 @@
+// Private: one event loop (an io_context run by one thread), its listening
+// sockets and its connections; and the state all loops share.
+#pragma once
+
+#include <rapidrpc/limits.hpp>
+#include <rapidrpc/registry.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+namespace rapidrpc::detail {
+
+class connection;
+
+/// What every loop reads; written before the loops start, then read-only
+/// (except the atomic counter).
+struct shared_state {
+  const rapidrpc::registry* methods = nullptr;
+  rapidrpc::limits limits;
+  xmlrpc::limits xml_limits;
+  std::vector<std::string> paths;
+  std::string server_name;
+  std::size_t gzip_min_bytes = 1024;
+  std::atomic<std::size_t> connections{0};
+};
+
+/// One event loop. Everything in it is touched only by its own thread, except
+/// where a member says otherwise.
+class loop {
+ public:
+  loop(shared_state& shared, boost::asio::any_io_executor pool);
+
+  /// Opens one more listening socket on this loop (before start()) and
+  /// returns its address (with the port picked when `ep` has port 0).
+  boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
+  /// Runs the loop on a new thread.
+  void start();
+  /// Asks the loop to drain (any thread): stop accepting, close idle
+  /// connections, finish the rest, force-close after `drain`.
+  void stop(std::chrono::milliseconds drain);
+  /// Joins the thread.
+  void join();
+
+  // Used by connections, on the loop thread.
+  shared_state& shared() noexcept { return shared_; }
+  const call_context& context() const noexcept { return context_; }
+  boost::asio::io_context& io() noexcept { return io_; }
+  void attach(connection* c) { connections_.insert(c); }
+  void detach(connection* c);
+  bool draining() const noexcept { return draining_; }
+
+ private:
+  struct listener {
+    boost::asio::ip::tcp::acceptor acceptor;
+    boost::asio::steady_timer retry;
+  };
+
+  void accept(listener& l);
+  void sweep();
+  void begin_drain(std::chrono::milliseconds drain);
+  void finish_if_drained();
+
+  shared_state& shared_;
+  // Declared before io_: handlers still queued when io_ is destroyed may own
+  // the last reference to a connection, whose destructor detaches itself.
+  std::unordered_set<connection*> connections_;
+  boost::asio::io_context io_{1};
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  call_context context_;
+  std::vector<std::unique_ptr<listener>> listeners_;
+  boost::asio::steady_timer sweep_timer_{io_};
+  boost::asio::steady_timer drain_timer_{io_};
+  bool draining_ = false;
+  std::thread thread_;
+};
+
+}  // namespace rapidrpc::detail

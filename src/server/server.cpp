@@ -1,0 +1,290 @@
+#include <rapidrpc/server.hpp>
+
+#include "server/connection.hpp"
+#include "server/loop.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <system_error>
+#include <sys/socket.h>
+
+namespace rapidrpc {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace detail {
+
+// ---- loop ---------------------------------------------------------------------
+
+loop::loop(shared_state& shared, net::any_io_executor pool)
+    : shared_(shared), work_(net::make_work_guard(io_)) {
+  context_.loop = io_.get_executor();
+  context_.pool = std::move(pool);
+}
+
+tcp::endpoint loop::listen(const tcp::endpoint& ep) {
+  auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_)});
+  l->acceptor.open(ep.protocol());
+  l->acceptor.set_option(tcp::acceptor::reuse_address(true));
+  // Every loop listens on the same address; the kernel spreads new
+  // connections over them, so no loop hands sockets to another.
+  l->acceptor.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
+  if (ep.protocol() == tcp::v6()) l->acceptor.set_option(net::ip::v6_only(true));
+  l->acceptor.bind(ep);
+  l->acceptor.listen(net::socket_base::max_listen_connections);
+  listeners_.push_back(std::move(l));
+  return listeners_.back()->acceptor.local_endpoint();
+}
+
+void loop::start() {
+  for (auto& l : listeners_) accept(*l);
+  sweep();
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void loop::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void loop::detach(connection* c) {
+  connections_.erase(c);
+  if (draining_) finish_if_drained();
+}
+
+void loop::accept(listener& l) {
+  l.acceptor.async_accept(io_, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
+    if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
+    if (ec) {
+      // Out of descriptors (or memory): pause instead of spinning on an
+      // accept that keeps failing; the backlog waits meanwhile.
+      if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
+          ec == net::error::no_memory) {
+        l.retry.expires_after(std::chrono::milliseconds(100));
+        l.retry.async_wait([this, &l](const boost::system::error_code& e) {
+          if (!e) accept(l);
+        });
+        return;
+      }
+      accept(l);  // e.g. the peer reset before accept: try the next one
+      return;
+    }
+    if (shared_.connections.load(std::memory_order_relaxed) >= shared_.limits.max_connections) {
+      boost::system::error_code ignored;
+      s.close(ignored);  // over the limit: the existing clients keep being served
+    } else {
+      std::make_shared<connection>(*this, std::move(s))->start();
+    }
+    accept(l);
+  });
+}
+
+// Once a second: close connections past their deadline. A coarse sweep costs
+// no timer operation per request.
+void loop::sweep() {
+  sweep_timer_.expires_after(std::chrono::seconds(1));
+  sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    auto now = connection::clock::now();
+    // Closing only cancels a connection's waits, so none is destroyed while
+    // the set is walked.
+    for (connection* c : connections_) c->check_deadline(now);
+    sweep();
+  });
+}
+
+void loop::stop(std::chrono::milliseconds drain) {
+  net::post(io_, [this, drain] { begin_drain(drain); });
+}
+
+void loop::begin_drain(std::chrono::milliseconds drain) {
+  if (draining_) return;
+  draining_ = true;
+  for (auto& l : listeners_) {
+    boost::system::error_code ignored;
+    l->acceptor.close(ignored);
+    l->retry.cancel();
+  }
+  std::vector<connection*> now(connections_.begin(), connections_.end());
+  for (connection* c : now) c->drain();
+  drain_timer_.expires_after(drain);
+  drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    // Past the deadline: whatever is left is cut off.
+    std::vector<connection*> left(connections_.begin(), connections_.end());
+    for (connection* c : left) c->close();
+    io_.stop();
+  });
+  finish_if_drained();
+}
+
+void loop::finish_if_drained() {
+  if (!connections_.empty() || !work_) return;
+  sweep_timer_.cancel();
+  drain_timer_.cancel();
+  work_.reset();  // run() returns once the queued handlers are done
+}
+
+}  // namespace detail
+
+// ---- server ---------------------------------------------------------------------
+
+struct server::impl {
+  server_options options;
+  rapidrpc::registry methods;
+  detail::shared_state shared;
+  std::unique_ptr<net::thread_pool> pool;
+  std::vector<std::unique_ptr<detail::loop>> loops;
+  std::vector<tcp::endpoint> bound;
+  std::mutex mutex;
+  bool started = false;
+  bool stopping = false;
+  bool joined = false;
+
+  void join_all() {
+    for (auto& l : loops) l->join();
+    if (pool) {
+      pool->stop();
+      pool->join();
+    }
+    loops.clear();  // destroys connections whose last handlers were never run
+    pool.reset();
+  }
+};
+
+server::server(server_options options) : impl_(std::make_unique<impl>()) {
+  impl_->options = std::move(options);
+}
+
+server::~server() {
+  if (impl_->started && !impl_->joined) {
+    stop(std::chrono::milliseconds(0));
+    wait();
+  }
+}
+
+registry& server::methods() noexcept { return impl_->methods; }
+
+namespace {
+
+unsigned or_cores(unsigned n) {
+  if (n != 0) return n;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) {
+  net::io_context io;
+  tcp::resolver resolver(io);
+  auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive);
+  std::vector<tcp::endpoint> out;
+  for (const auto& r : results) {
+    if (std::find(out.begin(), out.end(), r.endpoint()) == out.end()) out.push_back(r.endpoint());
+  }
+  // IPv4 first: with port 0 the first address picks the port.
+  std::stable_partition(out.begin(), out.end(), [](const auto& e) { return e.address().is_v4(); });
+  return out;
+}
+
+// Binding with SO_REUSEPORT would silently share a port with another
+// server that also set it; a plain bind first makes that an error.
+void check_port_free(const tcp::endpoint& ep) {
+  net::io_context io;
+  tcp::acceptor probe(io);
+  probe.open(ep.protocol());
+  probe.set_option(tcp::acceptor::reuse_address(true));
+  if (ep.protocol() == tcp::v6()) probe.set_option(net::ip::v6_only(true));
+  probe.bind(ep);
+}
+
+}  // namespace
+
+void server::start() {
+  auto& s = *impl_;
+  if (s.started) throw std::logic_error("rapidrpc::server already started");
+  s.shared.methods = &s.methods;
+  s.shared.limits = s.options.limits;
+  s.shared.xml_limits.max_depth = s.options.limits.max_depth;
+  s.shared.xml_limits.max_elements = s.options.limits.max_elements;
+  s.shared.paths = s.options.paths;
+  s.shared.server_name = s.options.server_name;
+  s.shared.gzip_min_bytes = s.options.gzip_min_bytes;
+  s.methods.set_multicall_limit(s.options.limits.max_multicall);
+
+  s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));
+  unsigned threads = or_cores(s.options.threads);
+  for (unsigned i = 0; i < threads; ++i)
+    s.loops.push_back(std::make_unique<detail::loop>(s.shared, s.pool->get_executor()));
+
+  auto endpoints = resolve(s.options.host, s.options.port);
+  std::uint16_t port = s.options.port;
+  std::error_code first_error;
+  for (auto ep : endpoints) {
+    ep.port(port);
+    try {
+      if (port != 0) check_port_free(ep);
+      // With port 0 the first loop's socket picks the port, the others join it.
+      ep = s.loops.front()->listen(ep);
+    } catch (const boost::system::system_error& e) {
+      // An address the machine lacks (say ::1 with IPv6 off) is skipped as
+      // long as another one works.
+      if (!first_error) first_error = e.code();
+      continue;
+    }
+    for (std::size_t i = 1; i < s.loops.size(); ++i) s.loops[i]->listen(ep);
+    s.bound.push_back(ep);
+    port = ep.port();
+  }
+  if (s.bound.empty()) {
+    s.loops.clear();
+    s.pool.reset();
+    throw std::system_error(first_error ? first_error : std::make_error_code(std::errc::address_not_available),
+                            "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
+  }
+  for (auto& l : s.loops) l->start();
+  s.started = true;
+}
+
+std::uint16_t server::port() const {
+  return impl_->bound.empty() ? 0 : impl_->bound.front().port();
+}
+
+std::vector<std::string> server::endpoints() const {
+  std::vector<std::string> out;
+  for (const auto& ep : impl_->bound) {
+    auto a = ep.address();
+    out.push_back(a.is_v6() ? "[" + a.to_string() + "]:" + std::to_string(ep.port())
+                            : a.to_string() + ":" + std::to_string(ep.port()));
+  }
+  return out;
+}
+
+void server::stop(std::chrono::milliseconds drain) {
+  std::lock_guard lock(impl_->mutex);
+  if (!impl_->started || impl_->stopping) return;
+  impl_->stopping = true;
+  for (auto& l : impl_->loops) l->stop(drain);
+}
+
+void server::wait() {
+  std::unique_lock lock(impl_->mutex);
+  if (!impl_->started || impl_->joined) return;
+  lock.unlock();
+  for (auto& l : impl_->loops) l->join();
+  lock.lock();
+  if (!impl_->joined) {
+    impl_->joined = true;
+    impl_->join_all();
+  }
+}
+
+void server::run() {
+  start();
+  wait();
+}
+
+}  // namespace rapidrpc
