@@ -1,0 +1,31 @@
+// The demo service: the methods rapidrpcd serves out of the box, used by the
+// tests, the benchmarks and anyone trying rapidrpc out.
+//
+//   load(n: int) -> string        n-th Fibonacci number in decimal (pool)
+//   sample.add(a: int, b: int) -> int   32-bit sum; overflow is a fault
+//   echo(value) -> value          returns its argument unchanged
+//   sleep(seconds: double) -> boolean   true after that long (async)
+//
+// Library target: rapidrpc::demo.
+#pragma once
+
+#include <rapidrpc/registry.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace rapidrpc::demo {
+
+/// The largest n load() accepts (about 2 s of CPU; the cost grows as n^2).
+inline constexpr std::int32_t max_load_n = 1'000'000;
+/// The longest sleep() accepts, in seconds.
+inline constexpr double max_sleep_seconds = 3600;
+
+/// The n-th Fibonacci number in decimal by the plain iterative loop
+/// (fib(1) = fib(2) = 1), on GMP integers. n must be at least 1.
+std::string fibonacci(std::int32_t n);
+
+/// Adds the demo methods to `methods`.
+void add_methods(registry& methods);
+
+}  // namespace rapidrpc::demo

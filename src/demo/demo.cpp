@@ -1,0 +1,85 @@
+#include <rapidrpc/demo.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <gmp.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+namespace rapidrpc::demo {
+
+namespace {
+
+struct mpz {
+  mpz_t v;
+  mpz() { mpz_init_set_ui(v, 1); }
+  ~mpz() { mpz_clear(v); }
+  mpz(const mpz&) = delete;
+  mpz& operator=(const mpz&) = delete;
+};
+
+}  // namespace
+
+std::string fibonacci(std::int32_t n) {
+  // The seed's loop: fib1 = fib2 = 1; n -= 2; while n > 0: fib1, fib2 = fib2, fib1 + fib2
+  mpz a, b;
+  mpz_ptr fib1 = a.v;
+  mpz_ptr fib2 = b.v;
+  for (n -= 2; n > 0; --n) {
+    mpz_add(fib1, fib1, fib2);
+    std::swap(fib1, fib2);
+  }
+  std::string out(mpz_sizeinbase(fib2, 10) + 1, '\0');
+  mpz_get_str(out.data(), 10, fib2);
+  out.resize(std::char_traits<char>::length(out.c_str()));
+  return out;
+}
+
+void add_methods(registry& methods) {
+  methods.add(
+      "load",
+      [](std::int32_t n) {
+        if (n < 1 || n > max_load_n)
+          throw fault(fault_code::invalid_params,
+                      "n must be between 1 and " + std::to_string(max_load_n));
+        return fibonacci(n);
+      },
+      "load(n) returns the n-th Fibonacci number as a decimal string (CPU-heavy; runs on the "
+      "worker pool).",
+      execution::pool);
+
+  methods.add(
+      "sample.add",
+      [](std::int32_t a, std::int32_t b) {
+        std::int32_t sum = 0;
+        if (__builtin_add_overflow(a, b, &sum))
+          throw fault(fault_code::application_error, "integer overflow: the sum does not fit in 32 bits");
+        return sum;
+      },
+      "sample.add(a, b) returns a + b; a sum past the 32-bit range is a fault.");
+
+  methods.add("echo", [](value v) { return v; },
+              "echo(value) returns its argument unchanged.");
+
+  methods.add_async<bool>(
+      "sleep",
+      [](responder reply, double seconds) {
+        if (!(seconds >= 0 && seconds <= max_sleep_seconds))
+          throw fault(fault_code::invalid_params, "seconds must be between 0 and 3600");
+        auto timer = std::make_shared<boost::asio::steady_timer>(
+            reply.loop(), std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(seconds)));
+        timer->async_wait([timer, reply](const boost::system::error_code& ec) {
+          if (ec)
+            reply.fail(fault(fault_code::internal_error, "sleep interrupted"));
+          else
+            reply.reply(true);
+        });
+      },
+      "sleep(seconds) returns true after that many seconds, holding no thread while it waits.");
+}
+
+}  // namespace rapidrpc::demo
