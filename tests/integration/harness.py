@@ -1,0 +1,632 @@
+"""Test harness for the rapidrpcd end-to-end tests.
+
+Starts the real daemon on 127.0.0.1 with port 0, waits for its
+`listening on HOST:PORT` line, and stops it with SIGTERM on teardown,
+asserting a clean exit (status 0) within STOP_TIMEOUT seconds.
+
+The daemon binary comes from, in order:
+  1. the RAPIDRPCD environment variable (what ctest sets),
+  2. a first command-line argument when a test file is run directly
+     (`python3 test_http.py /path/to/rapidrpcd`, see main()),
+  3. ../../build/bin/rapidrpcd relative to this file.
+
+Everything here is bounded: every socket has a timeout, every wait has a
+deadline. Python 3 standard library only.
+"""
+
+import contextlib
+import gzip
+import http.client
+import os
+import re
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import xmlrpc.client
+
+# load(150000) has 31,348 digits; Python 3.11 refuses int<->str conversions
+# beyond 4300 digits unless told otherwise.
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
+
+# A backstop: no socket created by these tests may block forever.
+socket.setdefaulttimeout(60)
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 10.0  # seconds to wait for the listening line
+STOP_TIMEOUT = 10.0  # seconds to wait for exit after SIGTERM
+CALL_TIMEOUT = 60.0  # generous per-call timeout for a noisy 2-core VM
+RAW_TIMEOUT = 15.0  # per-operation timeout on raw sockets
+
+_LISTENING_RE = re.compile(rb"listening on \S+:(\d+)")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def daemon_path():
+    """The rapidrpcd binary under test (see the module docstring)."""
+    path = os.environ.get("RAPIDRPCD")
+    if not path:
+        path = os.path.join(_HERE, "..", "..", "build", "bin", "rapidrpcd")
+    path = os.path.abspath(path)
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise RuntimeError(
+            f"rapidrpcd binary not found or not executable: {path} "
+            "(set RAPIDRPCD=/path/to/rapidrpcd)")
+    return path
+
+
+def main():
+    """Entry point for running one test file directly, optionally with the
+    daemon path as the first argument."""
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("-") and os.path.isfile(sys.argv[1]):
+        os.environ["RAPIDRPCD"] = sys.argv.pop(1)
+    unittest.main(verbosity=2)
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL it if the test process dies (for
+    example killed by a ctest timeout), so no daemon outlives its test."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort, Linux only
+        pass
+
+
+class DaemonError(AssertionError):
+    pass
+
+
+class Daemon:
+    """One running rapidrpcd process."""
+
+    def __init__(self, *extra_args):
+        self.args = [daemon_path(), "--host", HOST, "--port", "0", *map(str, extra_args)]
+        self.proc = None
+        self.port = None
+        self._stderr = tempfile.TemporaryFile()
+        self._stdout_lines = []
+        self._stdout_thread = None
+        self._listening = threading.Event()
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            self.args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=self._stderr, close_fds=True, preexec_fn=_die_with_parent)
+        # Drain stdout for the whole life of the process so the daemon can
+        # never block on a full pipe; the first matching line gives the port.
+        self._stdout_thread = threading.Thread(
+            target=self._drain_stdout, name="rapidrpcd-stdout", daemon=True)
+        self._stdout_thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self._listening.wait(0.05):
+                break
+            if self.proc.poll() is not None:
+                break
+        if self.port is None:
+            status = self.proc.poll()
+            if status is None:
+                self.proc.kill()
+                self.wait(10)
+            message = (f"rapidrpcd did not print 'listening on HOST:PORT' within "
+                       f"{START_TIMEOUT} s (exit status {status})\n{self.diagnostics()}")
+            self.kill()
+            raise DaemonError(message)
+        return self
+
+    def _drain_stdout(self):
+        for line in iter(self.proc.stdout.readline, b""):
+            self._stdout_lines.append(line)
+            if self.port is None:
+                m = _LISTENING_RE.search(line)
+                if m:
+                    self.port = int(m.group(1))
+                    self._listening.set()
+        self.proc.stdout.close()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def assert_alive(self):
+        if not self.alive():
+            raise DaemonError(
+                f"rapidrpcd is no longer running (exit status {self.proc.poll()})\n"
+                f"{self.diagnostics()}")
+
+    def send_signal(self, signum):
+        self.proc.send_signal(signum)
+
+    def wait(self, timeout):
+        """Waits for exit; returns the status or None on timeout."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, signum=signal.SIGTERM, timeout=STOP_TIMEOUT):
+        """Sends `signum` and asserts the process exits with status 0 within
+        `timeout`; kills it with SIGKILL otherwise."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signum)
+        status = self.wait(timeout)
+        if status is None:
+            self.proc.kill()
+            self.wait(10)
+            message = (f"rapidrpcd did not exit within {timeout} s of "
+                       f"{signal.Signals(signum).name}; killed\n{self.diagnostics()}")
+            self.kill()
+            raise DaemonError(message)
+        if status != 0:
+            message = (f"rapidrpcd exited with status {status} after "
+                       f"{signal.Signals(signum).name}\n{self.diagnostics()}")
+            self.kill()
+            raise DaemonError(message)
+        self._join_stdout()
+        self._stderr.close()
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.wait(10)
+        self._join_stdout()
+        self._stderr.close()
+
+    def _join_stdout(self):
+        if self._stdout_thread is not None:
+            self._stdout_thread.join(5)
+
+    def stderr_text(self, limit=8000):
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            data = self._stderr.read()
+        except (OSError, ValueError):
+            return "<stderr unavailable>"
+        text = data.decode("utf-8", "replace")
+        if len(text) > limit:
+            text = "...\n" + text[-limit:]
+        return text
+
+    def diagnostics(self):
+        out = b"".join(self._stdout_lines).decode("utf-8", "replace")[-2000:]
+        return (f"command: {' '.join(self.args)}\n--- stdout ---\n{out}"
+                f"--- stderr ---\n{self.stderr_text()}--- end ---")
+
+    # -- addresses -----------------------------------------------------------
+
+    @property
+    def host(self):
+        return HOST
+
+    @property
+    def url(self):
+        return f"http://{HOST}:{self.port}/RPC2"
+
+    def proxy(self, timeout=CALL_TIMEOUT, path="/RPC2"):
+        return make_proxy(f"http://{HOST}:{self.port}{path}", timeout)
+
+    def connection(self, timeout=RAW_TIMEOUT):
+        return http.client.HTTPConnection(HOST, self.port, timeout=timeout)
+
+    def socket(self, timeout=RAW_TIMEOUT):
+        return socket.create_connection((HOST, self.port), timeout=timeout)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        # Do not hide the test's own failure behind a stop failure.
+        if exc[0] is None:
+            self.stop()
+        else:
+            try:
+                self.stop()
+            except DaemonError as err:
+                sys.stderr.write(f"\n(also) {err}\n")
+
+
+@contextlib.contextmanager
+def running_daemon(*extra_args):
+    """Starts rapidrpcd with `extra_args`, yields the Daemon (its .url is the
+    endpoint), and on exit stops it with SIGTERM, asserting exit status 0."""
+    daemon = Daemon(*extra_args).start()
+    with daemon:
+        yield daemon
+
+
+class DaemonTestCase(unittest.TestCase):
+    """One daemon per test class, started with `daemon_args`. After every test
+    the daemon must still be running (a crash fails the test that caused it);
+    at the end of the class it must stop cleanly on SIGTERM."""
+
+    daemon_args = ()
+    daemon = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.daemon = Daemon(*cls.daemon_args).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        daemon, cls.daemon = cls.daemon, None
+        if daemon is not None:
+            daemon.stop()
+        super().tearDownClass()
+
+    def setUp(self):
+        super().setUp()
+        self.daemon.assert_alive()
+
+    def tearDown(self):
+        self.daemon.assert_alive()
+        super().tearDown()
+
+    @property
+    def url(self):
+        return self.daemon.url
+
+    def proxy(self, **kw):
+        return self.daemon.proxy(**kw)
+
+    def assert_still_serving(self):
+        """A normal call on a fresh connection succeeds."""
+        self.daemon.assert_alive()
+        with self.proxy(timeout=CALL_TIMEOUT) as p:
+            self.assertEqual(p.sample.add(20, 22), 42,
+                             "a normal call after the previous request failed")
+
+    def assertFaultCode(self, code, func, *args):
+        with self.assertRaises(xmlrpc.client.Fault) as cm:
+            func(*args)
+        self.assertEqual(cm.exception.faultCode, code,
+                         f"fault string: {cm.exception.faultString!r}")
+        self.assertIsInstance(cm.exception.faultString, str)
+        return cm.exception
+
+
+# -- XML-RPC client helpers ----------------------------------------------------
+
+class TimeoutTransport(xmlrpc.client.Transport):
+    """xmlrpc.client's transport with a socket timeout."""
+
+    def __init__(self, timeout=CALL_TIMEOUT, **kw):
+        super().__init__(**kw)
+        self.timeout = timeout
+
+    def make_connection(self, host):
+        conn = super().make_connection(host)
+        conn.timeout = self.timeout
+        return conn
+
+
+def make_proxy(url, timeout=CALL_TIMEOUT):
+    return xmlrpc.client.ServerProxy(
+        url, transport=TimeoutTransport(timeout, use_builtin_types=True),
+        allow_none=True, use_builtin_types=True)
+
+
+def call_body(method, *params):
+    """A methodCall document built by Python's own marshaller."""
+    return xmlrpc.client.dumps(params, method, encoding="utf-8", allow_none=True).encode("utf-8")
+
+
+def raw_call_body(method, *value_xml):
+    """A methodCall document from hand-written <value> elements."""
+    params = "".join(f"<param>{v}</param>" for v in value_xml)
+    return (f'<?xml version="1.0"?>\n<methodCall><methodName>{method}</methodName>'
+            f"<params>{params}</params></methodCall>").encode("utf-8")
+
+
+def parse_result(body):
+    """The single result of a methodResponse body; raises Fault for a fault."""
+    params, _ = xmlrpc.client.loads(body, use_builtin_types=True)
+    if len(params) != 1:
+        raise AssertionError(f"methodResponse carries {len(params)} params: {body[:300]!r}")
+    return params[0]
+
+
+def parse_fault(body):
+    """The Fault of a fault methodResponse body (AssertionError if it is not one)."""
+    try:
+        xmlrpc.client.loads(body, use_builtin_types=True)
+    except xmlrpc.client.Fault as fault:
+        return fault
+    raise AssertionError(f"expected a fault response, got: {body[:500]!r}")
+
+
+def fib_str(n):
+    """Python's own result for load(n): the plain loop of the reference."""
+    fib1 = fib2 = 1
+    n -= 2
+    while n > 0:
+        fib1, fib2 = fib2, fib1 + fib2
+        n -= 1
+    return str(fib2)
+
+
+def fib_fast(n):
+    """The same number as fib_str(n) for n >= 1, by fast doubling (for large n
+    where the plain loop would take seconds of test time)."""
+    def pair(k):  # (F(k), F(k+1))
+        if k == 0:
+            return 0, 1
+        a, b = pair(k >> 1)
+        c = a * (2 * b - a)
+        d = a * a + b * b
+        return (d, c + d) if k & 1 else (c, d)
+    return str(pair(n)[0])
+
+
+# -- raw HTTP ------------------------------------------------------------------
+
+def http_request(body, path="/RPC2", method="POST", version="HTTP/1.1",
+                 headers=None, content_length=True, host="127.0.0.1"):
+    """Bytes of one HTTP request. `headers` is a list of (name, value);
+    `content_length` adds Content-Length for `body` (an int overrides it)."""
+    lines = [f"{method} {path} {version}", f"Host: {host}"]
+    if body is None:
+        body = b""
+    if content_length is True:
+        lines.append(f"Content-Length: {len(body)}")
+    elif isinstance(content_length, int) and content_length is not False:
+        lines.append(f"Content-Length: {content_length}")
+    if method == "POST" and not any(k.lower() == "content-type" for k, _ in (headers or [])):
+        lines.append("Content-Type: text/xml")
+    for k, v in headers or []:
+        lines.append(f"{k}: {v}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def chunked(body, sizes):
+    """`body` in chunked transfer coding, cut into chunks of `sizes` (cycled)."""
+    out, i, k = [], 0, 0
+    while i < len(body):
+        n = sizes[k % len(sizes)]
+        k += 1
+        piece = body[i:i + n]
+        i += n
+        out.append(b"%x\r\n" % len(piece) + piece + b"\r\n")
+    out.append(b"0\r\n\r\n")
+    return b"".join(out)
+
+
+class RawResponse:
+    def __init__(self, version, status, reason, headers, body, raw_body):
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.headers = headers  # list of (name, value) as received
+        self.body = body  # after de-chunking (not decompressed)
+        self.raw_body = raw_body
+
+    def header(self, name, default=None):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return default
+
+    def header_all(self, name):
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    def connection_tokens(self):
+        return {t.strip().lower() for v in self.header_all("Connection") for t in v.split(",")}
+
+    def decoded_body(self):
+        if (self.header("Content-Encoding") or "").strip().lower() == "gzip":
+            return gzip.decompress(self.body)
+        return self.body
+
+    def __repr__(self):
+        return (f"<{self.version} {self.status} {self.reason} headers={self.headers} "
+                f"body={self.body[:300]!r}>")
+
+
+class IncompleteResponse(Exception):
+    pass
+
+
+def parse_response(buf, eof=False):
+    """Parses one HTTP response at the start of `buf`.
+
+    Returns (RawResponse, bytes consumed), or None if more bytes are needed.
+    With eof=True, a response without length ends at the end of `buf`."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        if eof:
+            raise IncompleteResponse(f"connection closed inside response headers: {buf[:300]!r}")
+        return None
+    head = buf[:end].decode("latin-1").split("\r\n")
+    status_line = head[0].split(" ", 2)
+    if len(status_line) < 2 or not status_line[0].startswith("HTTP/"):
+        raise AssertionError(f"bad status line: {head[0]!r}")
+    version, status = status_line[0], int(status_line[1])
+    reason = status_line[2] if len(status_line) > 2 else ""
+    headers = []
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers.append((name.strip(), value.strip()))
+    pos = end + 4
+    hmap = {k.lower(): v for k, v in headers}
+    if 100 <= status < 200 or status in (204, 304):
+        return RawResponse(version, status, reason, headers, b"", b""), pos
+    if "chunked" in hmap.get("transfer-encoding", "").lower():
+        body = []
+        i = pos
+        while True:
+            line_end = buf.find(b"\r\n", i)
+            if line_end < 0:
+                break
+            size = int(buf[i:line_end].split(b";")[0].strip(), 16)
+            if size == 0:
+                # Trailers until an empty line.
+                trailer_end = buf.find(b"\r\n\r\n", line_end)
+                if buf[line_end:line_end + 4] == b"\r\n\r\n":
+                    trailer_end = line_end
+                if trailer_end < 0:
+                    break
+                consumed = trailer_end + 4
+                return (RawResponse(version, status, reason, headers, b"".join(body),
+                                    buf[pos:consumed]), consumed)
+            start = line_end + 2
+            if len(buf) < start + size + 2:
+                break
+            body.append(buf[start:start + size])
+            i = start + size + 2
+        if eof:
+            raise IncompleteResponse(f"connection closed inside chunked body: {buf[:300]!r}")
+        return None
+    if "content-length" in hmap:
+        n = int(hmap["content-length"])
+        if len(buf) < pos + n:
+            if eof:
+                raise IncompleteResponse(
+                    f"connection closed after {len(buf) - pos} of {n} body bytes")
+            return None
+        return RawResponse(version, status, reason, headers, buf[pos:pos + n],
+                           buf[pos:pos + n]), pos + n
+    # No length: the body runs to the end of the connection.
+    if not eof:
+        return None
+    return RawResponse(version, status, reason, headers, buf[pos:], buf[pos:]), len(buf)
+
+
+class RawClient:
+    """A raw socket speaking HTTP/1.x byte by byte, for tests that need
+    control over what goes on the wire."""
+
+    def __init__(self, daemon_or_port, timeout=RAW_TIMEOUT):
+        port = daemon_or_port.port if isinstance(daemon_or_port, Daemon) else daemon_or_port
+        self.sock = socket.create_connection((HOST, port), timeout=timeout)
+        self.sock.settimeout(timeout)
+        self.buf = b""
+        self.eof = False
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def _fill(self):
+        data = self.sock.recv(1 << 16)
+        if not data:
+            self.eof = True
+        self.buf += data
+
+    def read_response(self):
+        """The next response; raises IncompleteResponse if the server closes
+        first, socket.timeout after the timeout."""
+        while True:
+            parsed = parse_response(self.buf, self.eof)
+            if parsed is not None:
+                resp, used = parsed
+                self.buf = self.buf[used:]
+                return resp
+            if self.eof:
+                raise IncompleteResponse(f"connection closed; buffered: {self.buf[:300]!r}")
+            self._fill()
+
+    def at_eof(self, timeout=RAW_TIMEOUT):
+        """True if the server closes the connection (with nothing more sent)
+        within `timeout`; False if it stays open that long. Raises if more
+        data arrives."""
+        if self.buf:
+            raise AssertionError(f"unexpected extra bytes from server: {self.buf[:300]!r}")
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(1 << 16)
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+        if data:
+            raise AssertionError(f"unexpected extra bytes from server: {data[:300]!r}")
+        self.eof = True
+        return True
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def exchange(daemon, request_bytes, timeout=RAW_TIMEOUT):
+    """Sends one raw request on a new connection and returns the response."""
+    with RawClient(daemon, timeout) as c:
+        c.send(request_bytes)
+        return c.read_response()
+
+
+def concurrent_exchanges(port, requests, deadline_s, on_sent=None):
+    """Opens one connection per request, sends them all, and collects every
+    response with a selector (one thread, so no client-side bottleneck).
+
+    Returns (responses, done_times, t0) where done_times are monotonic
+    seconds; a connection that fails or closes early gets an exception object
+    in place of its response. `on_sent()` is called once all are sent."""
+    t0 = time.monotonic()
+    socks = []
+    try:
+        for req in requests:
+            s = socket.create_connection((HOST, port), timeout=RAW_TIMEOUT)
+            s.sendall(req)
+            socks.append(s)
+        if on_sent is not None:
+            on_sent()
+        sel = selectors.DefaultSelector()
+        bufs = {}
+        results = [None] * len(socks)
+        done = [None] * len(socks)
+        for i, s in enumerate(socks):
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ, i)
+            bufs[i] = b""
+        pending = len(socks)
+        end = t0 + deadline_s
+        while pending:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            for key, _ in sel.select(min(left, 1.0)):
+                i = key.data
+                s = socks[i]
+                try:
+                    data = s.recv(1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError as err:
+                    results[i], done[i] = err, time.monotonic()
+                    sel.unregister(s)
+                    pending -= 1
+                    continue
+                bufs[i] += data
+                try:
+                    parsed = parse_response(bufs[i], eof=not data)
+                except Exception as err:  # noqa: BLE001 - reported by the caller
+                    parsed = (err, 0)
+                if parsed is None:
+                    continue
+                results[i], done[i] = parsed[0], time.monotonic()
+                sel.unregister(s)
+                pending -= 1
+        sel.close()
+        for i in range(len(results)):
+            if results[i] is None:
+                results[i] = TimeoutError(f"no response within {deadline_s} s")
+        return results, done, t0
+    finally:
+        for s in socks:
+            s.close()

@@ -1,0 +1,172 @@
+"""Concurrency: CPU-bound calls do not block fast ones (no head-of-line
+blocking), and the async sleep method holds no thread."""
+
+import concurrent.futures as cf
+import statistics
+import sys
+import threading
+import time
+import unittest
+
+import harness
+from harness import (DaemonTestCase, call_body, concurrent_exchanges, fib_fast, http_request,
+                     make_proxy, parse_result, running_daemon)
+
+LOAD_N = 400_000
+LOADERS = 4
+ECHO_CALLS = 200
+ECHO_BOUND_S = 0.050
+
+
+def report(msg):
+    print(f"\n  {msg}", file=sys.stderr, flush=True)
+
+
+class HeadOfLine(DaemonTestCase):
+    daemon_args = ()  # default --threads / --workers
+
+    def test_fast_calls_not_blocked_by_cpu_bound_calls(self):
+        expected = fib_fast(LOAD_N)
+        with self.proxy() as p:
+            p.echo("warm-up")
+            t = time.monotonic()
+            self.assertEqual(p.load(LOAD_N), expected)
+            single = time.monotonic() - t
+        report(f"load({LOAD_N}) alone: {single * 1000:.0f} ms")
+
+        stop = threading.Event()
+        lock = threading.Lock()
+        in_flight = [0]
+        load_times, errors = [], []
+
+        def loader():
+            try:
+                with make_proxy(self.url) as p:
+                    while not stop.is_set():
+                        with lock:
+                            in_flight[0] += 1
+                        t0 = time.monotonic()
+                        try:
+                            result = p.load(LOAD_N)
+                        finally:
+                            with lock:
+                                in_flight[0] -= 1
+                        load_times.append(time.monotonic() - t0)
+                        if result != expected:
+                            errors.append(f"load({LOAD_N}) returned a wrong value "
+                                          f"({len(result)} digits)")
+            except Exception as err:  # noqa: BLE001 - reported below
+                errors.append(repr(err))
+
+        threads = [threading.Thread(target=loader, name=f"loader-{i}", daemon=True)
+                   for i in range(LOADERS)]
+        for th in threads:
+            th.start()
+        try:
+            # Let the loads reach the worker pool before measuring.
+            time.sleep(max(0.2, min(single / 2, 1.0)))
+            latencies, busy = [], []
+            for i in range(ECHO_CALLS):
+                with lock:
+                    busy.append(in_flight[0])
+                t0 = time.perf_counter()
+                with make_proxy(self.url) as p:  # a new connection per call
+                    result = p.echo(i)
+                latencies.append(time.perf_counter() - t0)
+                self.assertEqual(result, i)
+                if latencies[-1] > 20 * ECHO_BOUND_S:
+                    break  # already failed; do not spend minutes confirming it
+        finally:
+            stop.set()
+            for th in threads:
+                th.join(120)
+        self.assertFalse(any(th.is_alive() for th in threads), "loader threads hung")
+        self.assertEqual(errors, [])
+
+        lat_ms = sorted(x * 1000 for x in latencies)
+        report(f"echo latency under {LOADERS} x load({LOAD_N}), {ECHO_CALLS} calls on new "
+               f"connections ({len(latencies)} measured): median {statistics.median(lat_ms):.2f} ms, "
+               f"p95 {lat_ms[int(0.95 * len(lat_ms)) - 1]:.2f} ms, max {lat_ms[-1]:.2f} ms")
+        if load_times:
+            report(f"load({LOAD_N}) under contention: {len(load_times)} calls, median "
+                   f"{statistics.median(load_times) * 1000:.0f} ms, max "
+                   f"{max(load_times) * 1000:.0f} ms; loads in flight while echoing: "
+                   f"min {min(busy)}, median {statistics.median(busy)}")
+
+        # The measurement only means something if the loads were running.
+        self.assertGreaterEqual(min(busy), 1, "no load call in flight during some echo calls")
+        self.assertGreaterEqual(statistics.median(busy), LOADERS - 1)
+        self.assertLess(lat_ms[-1], ECHO_BOUND_S * 1000,
+                        f"slowest echo took {lat_ms[-1]:.1f} ms while load() calls ran")
+
+    def test_parallel_loads_all_correct(self):
+        expected = {n: harness.fib_str(n) for n in (1000, 20000, 50000)}
+
+        def call(n):
+            with make_proxy(self.url) as p:
+                return n, p.load(n)
+        with cf.ThreadPoolExecutor(max_workers=20) as pool:
+            futures = [pool.submit(call, n) for n in list(expected) * 20]
+            for f in cf.as_completed(futures, timeout=120):
+                n, result = f.result()
+                self.assertEqual(result, expected[n], f"load({n})")
+
+    def test_many_connections_in_parallel(self):
+        # 1000 calls from 20 threads, a new connection per call (the seed's client).
+
+        def call(i):
+            with make_proxy(self.url) as p:
+                return p.sample.add(i, 1)
+        t0 = time.monotonic()
+        with cf.ThreadPoolExecutor(max_workers=20) as pool:
+            results = list(pool.map(call, range(1000), timeout=120))
+        report(f"1000 sample.add calls, 20 threads, new connection each: "
+               f"{time.monotonic() - t0:.2f} s")
+        self.assertEqual(results, [i + 1 for i in range(1000)])
+
+
+class SleepHoldsNoThread(unittest.TestCase):
+
+    def test_200_concurrent_sleeps_with_one_thread_and_one_worker(self):
+        with running_daemon("--workers", "1", "--threads", "1") as d:
+            req = http_request(call_body("sleep", 1.0))
+            echo_during = []
+
+            def on_sent():
+                # While all 200 sleeps are pending, a fast call still goes through.
+                t = time.monotonic()
+                with d.proxy() as p:
+                    echo_during.append((p.echo("during"), time.monotonic() - t))
+
+            results, done, t0 = concurrent_exchanges(d.port, [req] * 200, 20.0, on_sent)
+            bad = [r for r in results if not isinstance(r, harness.RawResponse)
+                   or r.status != 200]
+            self.assertEqual(bad, [], f"{len(bad)} of 200 sleep calls failed; first: {bad[:1]}")
+            values = [parse_result(r.body) for r in results]
+            self.assertTrue(all(v is True for v in values), set(map(repr, values)))
+            total = max(done) - t0
+            first = min(done) - t0
+            report(f"200 x sleep(1) with --threads 1 --workers 1: first done at {first:.2f} s, "
+                   f"all done at {total:.2f} s; echo during sleeps: "
+                   f"{echo_during[0][1] * 1000:.1f} ms")
+            self.assertGreaterEqual(first, 0.95, "sleep(1) returned early")
+            self.assertLess(total, 3.0, "sleep calls were not served concurrently")
+            self.assertEqual(echo_during[0][0], "during")
+            self.assertLess(echo_during[0][1], 0.5, "echo blocked behind pending sleeps")
+
+    def test_sleep_argument_checks(self):
+        with running_daemon("--workers", "1", "--threads", "1") as d, d.proxy() as p:
+            t = time.monotonic()
+            self.assertIs(p.sleep(0.2), True)
+            self.assertGreaterEqual(time.monotonic() - t, 0.19)
+            self.assertIs(p.sleep(0.0), True)
+            with self.assertRaises(harness.xmlrpc.client.Fault) as cm:
+                p.sleep("1")
+            self.assertEqual(cm.exception.faultCode, -32602)
+            with self.assertRaises(harness.xmlrpc.client.Fault) as cm:
+                p.sleep()
+            self.assertEqual(cm.exception.faultCode, -32602)
+
+
+if __name__ == "__main__":
+    harness.main()

@@ -1,0 +1,147 @@
+"""Process lifecycle: graceful stop on SIGTERM/SIGINT with calls in flight,
+and command-line errors."""
+
+import concurrent.futures as cf
+import signal
+import subprocess
+import time
+import unittest
+
+import harness
+from harness import (Daemon, RawClient, call_body, concurrent_exchanges, http_request,
+                     parse_result)
+
+
+class GracefulStop(unittest.TestCase):
+
+    def start(self, *args):
+        d = Daemon(*args).start()
+        self.addCleanup(d.kill)
+        return d
+
+    def test_sigterm_lets_in_flight_sleeps_finish(self):
+        d = self.start()
+        req = http_request(call_body("sleep", 2.0))
+        signalled = []
+
+        def on_sent():
+            time.sleep(0.5)  # the calls have reached the server
+            d.send_signal(signal.SIGTERM)
+            signalled.append(time.monotonic())
+
+        results, done, t0 = concurrent_exchanges(d.port, [req] * 8, 30.0, on_sent)
+        for r in results:
+            self.assertIsInstance(r, harness.RawResponse, f"{r!r}\n{d.diagnostics()}")
+            self.assertEqual(r.status, 200, r)
+            self.assertIs(parse_result(r.body), True)
+        self.assertGreaterEqual(min(done) - t0, 1.9)
+        status = d.wait(harness.STOP_TIMEOUT)
+        self.assertEqual(status, 0, f"exit status after SIGTERM\n{d.diagnostics()}")
+
+    def test_sigterm_lets_in_flight_and_queued_loads_finish(self):
+        # One worker: when SIGTERM comes, one load runs and the others wait in
+        # the queue; every accepted call must still be answered.
+        d = self.start("--workers", "1")
+        expected = harness.fib_fast(400000)
+        reqs = [http_request(call_body("load", 400000))] * 3 + \
+               [http_request(call_body("sleep", 1.0))]
+
+        def on_sent():
+            time.sleep(0.2)
+            d.send_signal(signal.SIGTERM)
+
+        results, _, _ = concurrent_exchanges(d.port, reqs, 60.0, on_sent)
+        for r in results:
+            self.assertIsInstance(r, harness.RawResponse, f"{r!r}\n{d.diagnostics()}")
+            self.assertEqual(r.status, 200, r)
+        self.assertEqual([parse_result(r.body) for r in results[:3]], [expected] * 3)
+        self.assertIs(parse_result(results[3].body), True)
+        self.assertEqual(d.wait(harness.STOP_TIMEOUT), 0, d.diagnostics())
+
+    def test_sigterm_with_server_proxy_clients(self):
+        d = self.start()
+
+        def call():
+            with d.proxy() as p:
+                return p.sleep(2.0)
+        with cf.ThreadPoolExecutor(max_workers=5) as pool:
+            futures = [pool.submit(call) for _ in range(5)]
+            time.sleep(0.7)
+            d.send_signal(signal.SIGTERM)
+            self.assertEqual([f.result(timeout=30) for f in futures], [True] * 5)
+        self.assertEqual(d.wait(harness.STOP_TIMEOUT), 0, d.diagnostics())
+
+    def test_sigint_idle(self):
+        d = self.start()
+        with d.proxy() as p:
+            self.assertEqual(p.echo(1), 1)
+        d.stop(signal.SIGINT)
+
+    def test_sigterm_with_idle_keep_alive_connection(self):
+        d = self.start()
+        with RawClient(d) as c:
+            c.send(http_request(call_body("echo", 1)))
+            self.assertEqual(parse_result(c.read_response().body), 1)
+            # The connection stays open and idle; it must not delay the stop.
+            d.stop()  # asserts exit status 0 within STOP_TIMEOUT
+
+    def test_sigterm_with_stalled_half_request_bounded_by_drain_timeout(self):
+        # A client stuck halfway through a request may hold the stop for at
+        # most --drain-timeout; then the daemon closes it and exits 0.
+        d = self.start("--drain-timeout", "2")
+        with RawClient(d) as c:
+            c.send(b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n<metho")
+            time.sleep(0.2)
+            t0 = time.monotonic()
+            d.stop()  # asserts exit status 0 within STOP_TIMEOUT
+            elapsed = time.monotonic() - t0
+            self.assertLess(elapsed, 2.0 + 3.0, "the stop took longer than --drain-timeout")
+            try:
+                self.assertTrue(c.at_eof(5), "stalled connection left open")
+            except ConnectionResetError:
+                pass
+
+
+class CommandLine(unittest.TestCase):
+
+    def run_daemon(self, *args):
+        try:
+            return subprocess.run([harness.daemon_path(), *args], stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=10)
+        except subprocess.TimeoutExpired as err:
+            self.fail(f"rapidrpcd {' '.join(args)} did not exit within 10 s: {err}")
+
+    def test_unknown_option_fails(self):
+        r = self.run_daemon("--host", "127.0.0.1", "--port", "0", "--no-such-option")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertTrue(r.stderr.strip(), "no message on stderr")
+
+    def test_bad_port_fails(self):
+        for port in ("notanumber", "70000", "-1"):
+            with self.subTest(port=port):
+                r = self.run_daemon("--host", "127.0.0.1", "--port", port)
+                self.assertNotEqual(r.returncode, 0)
+                self.assertTrue(r.stderr.strip(), "no message on stderr")
+
+    def test_port_in_use_fails(self):
+        d = Daemon().start()
+        try:
+            r = self.run_daemon("--host", "127.0.0.1", "--port", str(d.port))
+            self.assertNotEqual(r.returncode, 0)
+            self.assertTrue(r.stderr.strip(), "no message on stderr")
+            self.assertNotIn(b"listening on", r.stdout)
+        finally:
+            d.stop()
+
+    def test_listening_line_is_the_first_stdout_line(self):
+        d = Daemon("--threads", "2", "--workers", "2").start()
+        try:
+            self.assertRegex(d._stdout_lines[0], rb"listening on 127\.0\.0\.1:\d+")
+            with d.proxy() as p:
+                self.assertEqual(p.sample.add(1, 1), 2)
+        finally:
+            d.stop()
+
+
+if __name__ == "__main__":
+    harness.main()
