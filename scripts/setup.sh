@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what rapidrpc needs from Debian's packages (skipping what is
+# there) and builds it into build/. Sourced or run by run.sh and test.sh.
+#
+#   scripts/setup.sh [--tests]     --tests also installs what the tests need
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
+
+packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
+          zlib1g-dev libcli11-dev)
+cmake_args=(-DRAPIDRPC_BUILD_TESTS=OFF)
+for arg in "$@"; do
+  case "$arg" in
+    --tests)
+      packages+=(libgtest-dev python3)
+      cmake_args=(-DRAPIDRPC_BUILD_TESTS=ON)
+      ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: run as root (or install sudo) to install packages" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_args[@]}"
+cmake --build "$build_dir"
