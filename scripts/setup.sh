@@ -2,7 +2,9 @@
 # Installs what rapidrpc needs from Debian's packages (skipping what is
 # there) and builds it into build/. Sourced or run by run.sh and test.sh.
 #
-#   scripts/setup.sh [--tests]     --tests also installs what the tests need
+#   scripts/setup.sh [--tests] [--sanitize]
+#     --tests     also builds the tests and installs what they need
+#     --sanitize  builds with AddressSanitizer and UndefinedBehaviorSanitizer
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,13 +12,15 @@ build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
           zlib1g-dev libcli11-dev)
-cmake_args=(-DRAPIDRPC_BUILD_TESTS=OFF)
+tests=OFF
+sanitize=OFF
 for arg in "$@"; do
   case "$arg" in
     --tests)
       packages+=(libgtest-dev python3)
-      cmake_args=(-DRAPIDRPC_BUILD_TESTS=ON)
+      tests=ON
       ;;
+    --sanitize) sanitize=ON ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -39,5 +43,6 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cmake_args[@]}"
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DRAPIDRPC_BUILD_TESTS="$tests" -DRAPIDRPC_SANITIZE="$sanitize"
 cmake --build "$build_dir"
