@@ -10,14 +10,15 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
+# python3 is the client the README tries the server with.
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
-          zlib1g-dev libcli11-dev)
+          zlib1g-dev libcli11-dev python3)
 tests=OFF
 sanitize=OFF
 for arg in "$@"; do
   case "$arg" in
     --tests)
-      packages+=(libgtest-dev python3)
+      packages+=(libgtest-dev)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;
@@ -43,6 +44,14 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DRAPIDRPC_BUILD_TESTS="$tests" -DRAPIDRPC_SANITIZE="$sanitize"
+# A plain run keeps an existing build's settings (so it does not drop the
+# tests a test run configured); a first build is lean.
+settings=()
+if [[ $tests == ON || ! -f "$build_dir/CMakeCache.txt" ]]; then
+  settings+=(-DRAPIDRPC_BUILD_TESTS="$tests")
+fi
+if [[ $sanitize == ON || ! -f "$build_dir/CMakeCache.txt" ]]; then
+  settings+=(-DRAPIDRPC_SANITIZE="$sanitize")
+fi
+cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${settings[@]}"
 cmake --build "$build_dir"

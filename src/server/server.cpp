@@ -178,10 +178,25 @@ unsigned or_cores(unsigned n) {
 }
 
 std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) {
+  std::vector<tcp::endpoint> out;
+  if (host == "localhost") {
+    // Always the loopback addresses, whatever /etc/hosts says (or whether
+    // there is one): "localhost" must not depend on the resolver.
+    out.emplace_back(net::ip::address_v4::loopback(), port);
+    out.emplace_back(net::ip::address_v6::loopback(), port);
+    return out;
+  }
+  boost::system::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (!ec) {
+    out.emplace_back(address, port);
+    return out;
+  }
   net::io_context io;
   tcp::resolver resolver(io);
-  auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive);
-  std::vector<tcp::endpoint> out;
+  auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive, ec);
+  if (ec)
+    throw std::system_error(ec, "cannot resolve host \"" + host + "\"");
   for (const auto& r : results) {
     if (std::find(out.begin(), out.end(), r.endpoint()) == out.end()) out.push_back(r.endpoint());
   }

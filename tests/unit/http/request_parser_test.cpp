@@ -66,7 +66,7 @@ std::string post(std::string extra_headers, std::string body = kBody) {
 std::string chunked(std::string_view body) {
   std::string out = "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
   std::size_t half = body.size() / 2;
-  char size[16];
+  char size[32];
   std::snprintf(size, sizeof size, "%zx", half);
   out += std::string(size) + "\r\n" + std::string(body.substr(0, half)) + "\r\n";
   std::snprintf(size, sizeof size, "%zX;ext=1", body.size() - half);
