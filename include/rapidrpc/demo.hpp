@@ -28,4 +28,11 @@ std::string fibonacci(std::int32_t n);
 /// Adds the demo methods to `methods`.
 void add_methods(registry& methods);
 
+/// Adds the test-only methods, for fault-isolation tests (rapidrpcd
+/// --enable-test-methods); never on a production server:
+///   test.crash()             the process running it dies with SIGSEGV (pool)
+///   test.spin(seconds)       burns CPU that long, returns true (pool)
+///   test.throw()             throws a non-fault exception (inline)
+void add_test_methods(registry& methods);
+
 }  // namespace rapidrpc::demo

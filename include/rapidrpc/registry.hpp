@@ -13,6 +13,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -39,12 +40,17 @@ enum class execution : std::uint8_t {
 using outcome = std::variant<value, fault>;
 
 /// What a running call may know about itself.
+class pool_runner;
+
 struct call_context {
   /// The executor of the connection's loop thread: timers and outgoing I/O of
   /// async methods go here, and replies are delivered here.
   boost::asio::any_io_executor loop;
-  /// The worker pool's executor: pool methods run here.
+  /// The worker pool's executor: pool methods run here (it may be the loop
+  /// itself, in the modes that run every method inline).
   boost::asio::any_io_executor pool;
+  /// When set, pool methods run through it instead of on `pool`.
+  pool_runner* runner = nullptr;
 };
 
 /// The reply channel of an async method.
@@ -86,7 +92,29 @@ struct method {
   /// ("int", "string", ...; "any" for a parameter of any type). Empty when
   /// the method does not declare one (raw methods).
   std::vector<std::string> signature;
+  /// How long a pool call may run before it fails with fault_code::timeout;
+  /// zero means the registry's default (see registry::set_default_timeout).
+  std::chrono::milliseconds timeout{0};
 };
+
+/// Runs a pool method somewhere other than the worker pool's threads: in
+/// worker processes (rapidrpc/worker.hpp), or inline under a watchdog in the
+/// process-per-connection modes.
+class pool_runner {
+ public:
+  virtual ~pool_runner() = default;
+  /// Runs `m` (registered as `name`) with `params` and calls `done` exactly
+  /// once on `loop`, within `timeout` (zero: no limit) or with
+  /// fault_code::timeout. Called on the loop thread.
+  virtual void run(const method& m, std::string_view name, array params,
+                   std::chrono::milliseconds timeout, boost::asio::any_io_executor loop,
+                   std::function<void(outcome)> done) = 0;
+};
+
+/// Runs an inline or pool method's `run` on the calling thread and returns
+/// its result; a rapidrpc::fault becomes that fault, any other exception a
+/// generic fault_code::internal_error. Never throws.
+outcome call_method(const method& m, const array& params) noexcept;
 
 namespace detail {
 
@@ -226,6 +254,17 @@ class registry {
   void set_multicall_limit(std::size_t entries) noexcept { multicall_limit_ = entries; }
   std::size_t multicall_limit() const noexcept { return multicall_limit_; }
 
+  /// How long a pool call may run when its method sets no timeout of its
+  /// own; zero (the default) means no limit. Past it the caller gets
+  /// fault_code::timeout. A method running on a worker thread cannot be
+  /// stopped: its thread stays busy until it returns and the late result is
+  /// dropped. In worker processes the runaway process is killed and replaced.
+  void set_default_timeout(std::chrono::milliseconds t) noexcept { default_timeout_ = t; }
+  std::chrono::milliseconds default_timeout() const noexcept { return default_timeout_; }
+
+  /// Sets one method's timeout; false if there is no such method.
+  bool set_timeout(std::string_view name, std::chrono::milliseconds t);
+
   /// Runs one call: looks the method up, checks it, runs it where it is
   /// registered to run, and calls `done` exactly once on `ctx.loop` (inline
   /// methods may complete before invoke() returns). Pool methods are posted to
@@ -262,6 +301,7 @@ class registry {
 
   std::map<std::string, method, std::less<>> methods_;
   std::size_t multicall_limit_ = 1000;
+  std::chrono::milliseconds default_timeout_{0};
 };
 
 // ---- parameter conversions --------------------------------------------------

@@ -19,6 +19,24 @@
 
 namespace rapidrpc {
 
+/// How a server runs its connections and methods (docs/design.md, "Modes").
+enum class serving_mode : std::uint8_t {
+  /// Event loops plus a worker pool (threads, or processes with `isolate`).
+  async_pool,
+  /// One event loop; every method runs inline on it (async ones stay async).
+  async,
+  /// One thread serves one connection at a time, one request per connection.
+  sequential,
+  /// A child process per connection, at most `processes` at once.
+  fork,
+  /// `processes` pre-started processes, each serving one connection at a
+  /// time, restarted by a supervisor if they die.
+  prefork,
+};
+
+/// The mode's name as rapidrpcd spells it ("async-pool", "prefork", ...).
+std::string_view mode_name(serving_mode m) noexcept;
+
 /// How a server is set up. Every field has a working default.
 struct server_options {
   /// Host name or address to listen on; a name is resolved and the server
@@ -39,6 +57,24 @@ struct server_options {
   std::string server_name = "rapidrpc";
   /// Limits and timeouts.
   rapidrpc::limits limits;
+  /// How connections and methods are served.
+  serving_mode mode = serving_mode::async_pool;
+  /// Processes for the fork (most at once) and prefork (how many) modes;
+  /// 0 means one per core.
+  unsigned processes = 0;
+  /// async_pool only: run pool methods in `workers` supervised worker
+  /// processes instead of threads. A crash there fails that call with
+  /// fault_code::internal_error and the worker is replaced; a call past its
+  /// timeout gets fault_code::timeout and its worker is killed and replaced.
+  bool isolate = false;
+  /// With `isolate`: the command that starts one worker process. Its file
+  /// descriptor 3 is a socket speaking the worker protocol
+  /// (rapidrpc/worker.hpp); rapidrpc::serve_worker() implements the worker
+  /// side. rapidrpcd passes itself with --worker.
+  std::vector<std::string> worker_command;
+  /// How long a pool call may run when its method sets no timeout; zero
+  /// means no limit.
+  std::chrono::milliseconds method_timeout{0};
 };
 
 /// An XML-RPC server.

@@ -5,6 +5,8 @@
 #include <gmp.h>
 
 #include <chrono>
+#include <csignal>
+#include <stdexcept>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -80,6 +82,34 @@ void add_methods(registry& methods) {
         });
       },
       "sleep(seconds) returns true after that many seconds, holding no thread while it waits.");
+}
+
+void add_test_methods(registry& methods) {
+  methods.add(
+      "test.crash",
+      []() -> bool {
+        std::raise(SIGSEGV);
+        return false;  // not reached
+      },
+      "test.crash() kills the process running it with SIGSEGV (test only).", execution::pool);
+
+  methods.add(
+      "test.spin",
+      [](double seconds) {
+        if (!(seconds >= 0 && seconds <= max_sleep_seconds))
+          throw fault(fault_code::invalid_params, "seconds must be between 0 and 3600");
+        auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(seconds));
+        volatile std::uint64_t spins = 0;
+        while (std::chrono::steady_clock::now() < until) spins = spins + 1;
+        return true;
+      },
+      "test.spin(seconds) burns CPU for that long, then returns true (test only).", execution::pool);
+
+  methods.add(
+      "test.throw", []() -> bool { throw std::runtime_error("/etc/rapidrpc/secret: internal detail"); },
+      "test.throw() throws a non-fault exception (test only).");
 }
 
 }  // namespace rapidrpc::demo

@@ -1,6 +1,7 @@
 #include <rapidrpc/registry.hpp>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <exception>
@@ -60,9 +61,7 @@ void throw_param_type(std::size_t index, std::string_view expected, const value&
 
 // ---- registry ---------------------------------------------------------------
 
-namespace {
-
-outcome run_guarded(const method& m, const array& params) {
+outcome call_method(const method& m, const array& params) noexcept {
   try {
     return m.run(params);
   } catch (const fault& f) {
@@ -74,6 +73,8 @@ outcome run_guarded(const method& m, const array& params) {
   }
 }
 
+namespace {
+outcome run_guarded(const method& m, const array& params) { return call_method(m, params); }
 }  // namespace
 
 registry::registry() { add_system_methods(); }
@@ -89,6 +90,13 @@ void registry::add_raw(std::string name, std::function<value(const array&)> f, s
 
 void registry::add_method(std::string name, method m) {
   methods_.insert_or_assign(std::move(name), std::move(m));
+}
+
+bool registry::set_timeout(std::string_view name, std::chrono::milliseconds t) {
+  auto it = methods_.find(name);
+  if (it == methods_.end()) return false;
+  it->second.timeout = t;
+  return true;
 }
 
 bool registry::remove(std::string_view name) {
@@ -121,15 +129,41 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
     case execution::inline_call:
       done(run_guarded(*m, params));
       return;
-    case execution::pool:
-      boost::asio::post(ctx.pool, [m, params = std::move(params), loop = ctx.loop,
-                                   done = std::move(done)]() mutable {
-        outcome o = run_guarded(*m, params);
-        boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
-          done(std::move(o));
+    case execution::pool: {
+      auto timeout = m->timeout.count() != 0 ? m->timeout : default_timeout_;
+      if (ctx.runner != nullptr) {
+        ctx.runner->run(*m, name, std::move(params), timeout, ctx.loop, std::move(done));
+        return;
+      }
+      if (timeout.count() == 0) {
+        boost::asio::post(ctx.pool, [m, params = std::move(params), loop = ctx.loop,
+                                     done = std::move(done)]() mutable {
+          outcome o = run_guarded(*m, params);
+          boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
+            done(std::move(o));
+          });
         });
+        return;
+      }
+      // With a deadline: the result and the timer race through one
+      // responder; the first to deliver wins. A thread cannot be stopped, so
+      // a late result is dropped.
+      responder reply(ctx.loop, std::move(done));
+      auto timer = std::make_shared<boost::asio::steady_timer>(ctx.loop, timeout);
+      timer->async_wait([reply](const boost::system::error_code& ec) {
+        if (!ec) reply.fail(fault(fault_code::timeout, "the call took too long"));
+      });
+      boost::asio::post(ctx.pool, [m, params = std::move(params), reply, timer]() mutable {
+        outcome o = run_guarded(*m, params);
+        if (auto* v = std::get_if<value>(&o))
+          reply.reply(std::move(*v));
+        else
+          reply.fail(std::get<fault>(std::move(o)));
+        // The timer belongs to the loop: cancel it there.
+        boost::asio::post(reply.loop(), [timer] { timer->cancel(); });
       });
       return;
+    }
     case execution::async: {
       responder reply(ctx.loop, std::move(done));
       try {

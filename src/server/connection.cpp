@@ -2,6 +2,7 @@
 
 #include "http/gzip.hpp"
 #include "http/response.hpp"
+#include "server/watchdog.hpp"
 
 #include <boost/beast/http/error.hpp>
 
@@ -196,7 +197,7 @@ void connection::process_requests() {
 void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
   phase_ = phase::call;  // the next request's deadline starts afresh
-  keep_alive_ = keep_alive && !loop_.draining();
+  keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req_.version == 10;
 
   std::string_view path = req_.target;
@@ -227,6 +228,7 @@ void connection::handle_request(bool keep_alive) {
   xmlrpc::method_call& call = xml_.call();
 
   busy_ = true;
+  if (shared.process_mode) watchdog::watch(fd_, shared.server_name);
   shared.methods->invoke(loop_.context(), call.method, std::move(call.params),
                          [self = shared_from_this()](outcome result) {
                            self->finish_call(std::move(result));

@@ -33,6 +33,13 @@ struct shared_state {
   std::string server_name;
   std::size_t gzip_min_bytes = 1024;
   std::atomic<std::size_t> connections{0};
+
+  // How the mode shapes the loops (see server.cpp, start()).
+  bool inline_pool = false;           ///< pool methods run on the loop thread
+  bool close_after_response = false;  ///< one request per connection (sequential)
+  std::size_t max_open_per_loop = 0;  ///< accepting pauses at this many (0: no cap)
+  bool process_mode = false;          ///< one connection per process (fork, prefork)
+  pool_runner* runner = nullptr;      ///< where pool methods run, if not the pool
 };
 
 /// One event loop. Everything in it is touched only by its own thread, except
@@ -46,6 +53,9 @@ class loop {
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
   /// Runs the loop on a new thread.
   void start();
+  /// Serves an accepted socket on this loop until it closes, on the calling
+  /// thread (the process-per-connection modes).
+  void serve_here(int fd);
   /// Asks the loop to drain (any thread): stop accepting, close idle
   /// connections, finish the rest, force-close after `drain`.
   void stop(std::chrono::milliseconds drain);
@@ -64,9 +74,11 @@ class loop {
   struct listener {
     boost::asio::ip::tcp::acceptor acceptor;
     boost::asio::steady_timer retry;
+    bool armed = false;  // an async_accept is pending
   };
 
   void accept(listener& l);
+  void resume_accepting();
   void sweep();
   void begin_drain(std::chrono::milliseconds drain);
   void finish_if_drained();
@@ -82,6 +94,8 @@ class loop {
   boost::asio::steady_timer sweep_timer_{io_};
   boost::asio::steady_timer drain_timer_{io_};
   bool draining_ = false;
+  bool accept_paused_ = false;
+  bool exit_when_idle_ = false;
   std::thread thread_;
 };
 

@@ -2,6 +2,9 @@
 
 #include "server/connection.hpp"
 #include "server/loop.hpp"
+#include "server/process_modes.hpp"
+#include "server/watchdog.hpp"
+#include "worker/worker_pool.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -12,6 +15,7 @@
 #include <mutex>
 #include <system_error>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 namespace rapidrpc {
 
@@ -25,11 +29,13 @@ namespace detail {
 loop::loop(shared_state& shared, net::any_io_executor pool)
     : shared_(shared), work_(net::make_work_guard(io_)) {
   context_.loop = io_.get_executor();
-  context_.pool = std::move(pool);
+  // In the modes without a worker pool, "pool" methods run on the loop.
+  context_.pool = shared.inline_pool ? context_.loop : std::move(pool);
+  context_.runner = shared.runner;
 }
 
 tcp::endpoint loop::listen(const tcp::endpoint& ep) {
-  auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_)});
+  auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false});
   l->acceptor.open(ep.protocol());
   l->acceptor.set_option(tcp::acceptor::reuse_address(true));
   // Every loop listens on the same address; the kernel spreads new
@@ -52,21 +58,48 @@ void loop::join() {
   if (thread_.joinable()) thread_.join();
 }
 
+void loop::serve_here(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  tcp::socket socket(io_, addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
+  exit_when_idle_ = true;
+  std::make_shared<connection>(*this, std::move(socket))->start();
+  if (connections_.empty()) return;  // closed at once (say the peer was gone)
+  sweep();
+  io_.run();
+}
+
 void loop::detach(connection* c) {
   connections_.erase(c);
-  if (draining_) finish_if_drained();
+  if (draining_ || exit_when_idle_) {
+    if (exit_when_idle_ && connections_.empty()) draining_ = true;
+    finish_if_drained();
+  } else if (accept_paused_ && connections_.size() < shared_.max_open_per_loop) {
+    resume_accepting();
+  }
+}
+
+void loop::resume_accepting() {
+  accept_paused_ = false;
+  for (auto& l : listeners_)
+    if (l->acceptor.is_open() && !l->armed) accept(*l);
 }
 
 void loop::accept(listener& l) {
+  l.armed = true;
   l.acceptor.async_accept(io_, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
+    l.armed = false;
     if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
     if (ec) {
       // Out of descriptors (or memory): pause instead of spinning on an
       // accept that keeps failing; the backlog waits meanwhile.
       if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
           ec == net::error::no_memory) {
+        l.armed = true;
         l.retry.expires_after(std::chrono::milliseconds(100));
         l.retry.async_wait([this, &l](const boost::system::error_code& e) {
+          l.armed = false;
           if (!e) accept(l);
         });
         return;
@@ -80,6 +113,13 @@ void loop::accept(listener& l) {
     } else {
       std::make_shared<connection>(*this, std::move(s))->start();
     }
+    if (shared_.max_open_per_loop != 0 && connections_.size() >= shared_.max_open_per_loop) {
+      // At the cap (sequential: one connection at a time): stop accepting;
+      // new connections wait in the backlog until one closes.
+      accept_paused_ = true;
+      return;
+    }
+    if (accept_paused_) return;  // another listener reached the cap meanwhile
     accept(l);
   });
 }
@@ -140,6 +180,8 @@ struct server::impl {
   detail::shared_state shared;
   std::unique_ptr<net::thread_pool> pool;
   std::vector<std::unique_ptr<detail::loop>> loops;
+  std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
+  std::unique_ptr<pool_runner> runner;                     // watchdog or worker processes
   std::vector<tcp::endpoint> bound;
   std::mutex mutex;
   bool started = false;
@@ -147,13 +189,16 @@ struct server::impl {
   bool joined = false;
 
   void join_all() {
+    if (supervisor) supervisor->join();
     for (auto& l : loops) l->join();
     if (pool) {
       pool->stop();
       pool->join();
     }
-    loops.clear();  // destroys connections whose last handlers were never run
+    runner.reset();  // before the loops: its completions post to their io_contexts
+    loops.clear();   // destroys connections whose last handlers were never run
     pool.reset();
+    supervisor.reset();
   }
 };
 
@@ -230,10 +275,40 @@ void server::start() {
   s.shared.gzip_min_bytes = s.options.gzip_min_bytes;
   s.methods.set_multicall_limit(s.options.limits.max_multicall);
 
-  s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));
+  s.methods.set_default_timeout(s.options.method_timeout);
+
+  // The mode decides who accepts and where methods run (docs/design.md).
   unsigned threads = or_cores(s.options.threads);
-  for (unsigned i = 0; i < threads; ++i)
-    s.loops.push_back(std::make_unique<detail::loop>(s.shared, s.pool->get_executor()));
+  const auto mode = s.options.mode;
+  const bool process_mode = mode == serving_mode::fork || mode == serving_mode::prefork;
+  if (mode != serving_mode::async_pool) {
+    threads = 1;
+    s.shared.inline_pool = true;
+  }
+  if (mode == serving_mode::sequential) {
+    s.shared.max_open_per_loop = 1;
+    s.shared.close_after_response = true;
+  }
+  if (process_mode) {
+    s.shared.process_mode = true;
+    // An idle keep-alive client must not hold a whole process for long.
+    s.shared.limits.idle_timeout = std::min(s.shared.limits.idle_timeout, std::chrono::seconds(2));
+    s.runner = std::make_unique<detail::watchdog::runner>();
+    s.shared.runner = s.runner.get();
+    s.supervisor = std::make_unique<detail::process_supervisor>(s.shared, mode, or_cores(s.options.processes));
+  } else {
+    if (mode == serving_mode::async_pool) {
+      if (s.options.isolate) {
+        s.runner = make_worker_pool(s.options, s.methods);
+        s.shared.runner = s.runner.get();
+      } else {
+        s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));
+      }
+    }
+    for (unsigned i = 0; i < threads; ++i)
+      s.loops.push_back(std::make_unique<detail::loop>(
+          s.shared, s.pool ? net::any_io_executor(s.pool->get_executor()) : net::any_io_executor{}));
+  }
 
   auto endpoints = resolve(s.options.host, s.options.port);
   std::uint16_t port = s.options.port;
@@ -243,7 +318,7 @@ void server::start() {
     try {
       if (port != 0) check_port_free(ep);
       // With port 0 the first loop's socket picks the port, the others join it.
-      ep = s.loops.front()->listen(ep);
+      ep = s.supervisor ? s.supervisor->listen(ep) : s.loops.front()->listen(ep);
     } catch (const boost::system::system_error& e) {
       // An address the machine lacks (say ::1 with IPv6 off) is skipped as
       // long as another one works.
@@ -257,11 +332,25 @@ void server::start() {
   if (s.bound.empty()) {
     s.loops.clear();
     s.pool.reset();
+    s.supervisor.reset();
+    s.runner.reset();
     throw std::system_error(first_error ? first_error : std::make_error_code(std::errc::address_not_available),
                             "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
+  if (s.supervisor) s.supervisor->start();
   for (auto& l : s.loops) l->start();
   s.started = true;
+}
+
+std::string_view mode_name(serving_mode m) noexcept {
+  switch (m) {
+    case serving_mode::async_pool: return "async-pool";
+    case serving_mode::async: return "async";
+    case serving_mode::sequential: return "sequential";
+    case serving_mode::fork: return "fork";
+    case serving_mode::prefork: return "prefork";
+  }
+  return "unknown";
 }
 
 std::uint16_t server::port() const {
@@ -282,6 +371,7 @@ void server::stop(std::chrono::milliseconds drain) {
   std::lock_guard lock(impl_->mutex);
   if (!impl_->started || impl_->stopping) return;
   impl_->stopping = true;
+  if (impl_->supervisor) impl_->supervisor->stop(drain);
   for (auto& l : impl_->loops) l->stop(drain);
 }
 
@@ -289,6 +379,7 @@ void server::wait() {
   std::unique_lock lock(impl_->mutex);
   if (!impl_->started || impl_->joined) return;
   lock.unlock();
+  if (impl_->supervisor) impl_->supervisor->join();
   for (auto& l : impl_->loops) l->join();
   lock.lock();
   if (!impl_->joined) {

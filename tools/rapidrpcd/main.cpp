@@ -2,6 +2,7 @@
 // library's server with the demo service, and waits for a stop signal.
 #include <rapidrpc/demo.hpp>
 #include <rapidrpc/server.hpp>
+#include <rapidrpc/worker.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +13,7 @@
 #include <pthread.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -30,6 +32,10 @@ int main(int argc, char** argv) {
   std::int64_t idle_timeout = lim.idle_timeout.count();
   std::int64_t write_timeout = lim.write_timeout.count();
   double drain_timeout = 10;
+  std::string mode = "async-pool";
+  double method_timeout = 0;
+  bool test_methods = false;
+  bool worker = false;
 
   CLI::App app{"rapidrpcd: a fast XML-RPC server serving the rapidrpc demo service", "rapidrpcd"};
   app.set_version_flag("--version", "rapidrpcd " RAPIDRPC_VERSION);
@@ -38,6 +44,24 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "Event-loop threads (0: one per core)")->capture_default_str();
   app.add_option("--workers", options.workers, "Worker-pool threads for CPU-heavy methods (0: one per core)")
       ->capture_default_str();
+  app.add_option("--mode", mode,
+                 "How connections and methods are served: async-pool (event loops + worker pool), "
+                 "async (one loop, methods inline), sequential (one connection at a time), fork "
+                 "(a process per connection), prefork (pre-started processes)")
+      ->check(CLI::IsMember({"async-pool", "async", "sequential", "fork", "prefork"}))
+      ->capture_default_str();
+  app.add_option("--processes", options.processes,
+                 "fork: most child processes at once; prefork: worker processes (0: one per core)")
+      ->capture_default_str();
+  app.add_flag("--isolate", options.isolate,
+               "async-pool: run CPU-heavy methods in supervised worker processes instead of threads");
+  app.add_option("--method-timeout", method_timeout,
+                 "Seconds a CPU-heavy call may run before it fails with a timeout fault (0: no limit)")
+      ->capture_default_str();
+  app.add_flag("--enable-test-methods", test_methods,
+               "Add test.crash, test.spin and test.throw (for tests only)");
+  app.add_flag("--worker", worker, "Serve the worker protocol on fd 3 (started by --isolate)")
+      ->group("");
   app.add_option("--path", options.paths, "A request path that serves XML-RPC (repeatable)")
       ->capture_default_str();
   app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
@@ -65,6 +89,32 @@ int main(int argc, char** argv) {
                      "Seconds calls in flight get to finish after SIGINT/SIGTERM")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (worker) {
+    // A worker process of --isolate: the same methods, served over fd 3.
+    rapidrpc::registry methods;
+    rapidrpc::demo::add_methods(methods);
+    if (test_methods) rapidrpc::demo::add_test_methods(methods);
+    return rapidrpc::serve_worker(methods, 3);
+  }
+  for (auto m : {rapidrpc::serving_mode::async_pool, rapidrpc::serving_mode::async,
+                 rapidrpc::serving_mode::sequential, rapidrpc::serving_mode::fork,
+                 rapidrpc::serving_mode::prefork})
+    if (rapidrpc::mode_name(m) == mode) options.mode = m;
+  if (options.isolate && options.mode != rapidrpc::serving_mode::async_pool) {
+    std::cerr << "rapidrpcd: --isolate applies to --mode async-pool only\n";
+    return 2;
+  }
+  options.method_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(method_timeout * 1000));
+  if (options.isolate) {
+    char self[4096];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+      std::cerr << "rapidrpcd: cannot find its own executable for --isolate\n";
+      return 1;
+    }
+    options.worker_command = {std::string(self, static_cast<std::size_t>(n)), "--worker"};
+    if (test_methods) options.worker_command.push_back("--enable-test-methods");
+  }
   lim.request_timeout = std::chrono::seconds(request_timeout);
   lim.idle_timeout = std::chrono::seconds(idle_timeout);
   lim.write_timeout = std::chrono::seconds(write_timeout);
@@ -83,15 +133,30 @@ int main(int argc, char** argv) {
 
   rapidrpc::server server(options);
   rapidrpc::demo::add_methods(server.methods());
+  if (test_methods) rapidrpc::demo::add_test_methods(server.methods());
   try {
     server.start();
   } catch (const std::exception& e) {
     std::cerr << "rapidrpcd: " << e.what() << '\n';
     return 1;
   }
-  std::printf("rapidrpcd %s listening on %s (paths %s, threads %u, workers %u, max body %zu bytes)\n",
-              RAPIDRPC_VERSION, join(server.endpoints()).c_str(), join(options.paths).c_str(),
-              options.threads, options.workers, lim.max_body_bytes);
+  std::string shape;
+  switch (options.mode) {
+    case rapidrpc::serving_mode::async_pool:
+      shape = "threads " + std::to_string(options.threads) + ", workers " +
+              std::to_string(options.workers) + (options.isolate ? " (processes)" : " (threads)");
+      break;
+    case rapidrpc::serving_mode::fork:
+    case rapidrpc::serving_mode::prefork:
+      shape = "processes " + std::to_string(options.processes ? options.processes
+                                                              : std::max(1u, std::thread::hardware_concurrency()));
+      break;
+    default:
+      shape = "one thread";
+  }
+  std::printf("rapidrpcd %s listening on %s (mode %s, %s, paths %s, max body %zu bytes)\n",
+              RAPIDRPC_VERSION, join(server.endpoints()).c_str(), mode.c_str(), shape.c_str(),
+              join(options.paths).c_str(), lim.max_body_bytes);
   std::fflush(stdout);
 
   int sig = 0;

@@ -1,0 +1,220 @@
+#include "server/process_modes.hpp"
+
+#include "server/watchdog.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace rapidrpc::detail {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+void set_flags(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/// Waits for a connection on any listener; -1 once `stop_fd` is readable or
+/// hung up. Listeners are non-blocking: when several processes wake for one
+/// connection, the losers see EAGAIN and wait again.
+int accept_one(const std::vector<int>& listeners, int stop_fd, int timeout_ms) {
+  std::vector<pollfd> fds;
+  for (int l : listeners) fds.push_back({l, POLLIN, 0});
+  fds.push_back({stop_fd, POLLIN, 0});
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return -2;  // timeout or EINTR
+  if (fds.back().revents != 0) return -1;
+  for (std::size_t i = 0; i + 1 < fds.size(); ++i) {
+    if (!(fds[i].revents & POLLIN)) continue;
+    int fd = ::accept4(fds[i].fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) return fd;
+    if (errno == EMFILE || errno == ENFILE) ::usleep(100'000);  // never spin
+  }
+  return -2;
+}
+
+/// In a child: serves one connection to its end.
+void serve_connection(shared_state& shared, int fd) {
+  loop l(shared, net::any_io_executor{});
+  l.serve_here(fd);
+}
+
+bool reap_one(std::vector<int>& children, int pid) {
+  auto it = std::find(children.begin(), children.end(), pid);
+  if (it == children.end()) return false;
+  children.erase(it);
+  return true;
+}
+
+}  // namespace
+
+process_supervisor::process_supervisor(shared_state& shared, serving_mode mode, unsigned processes)
+    : shared_(shared), mode_(mode), processes_(processes) {
+  if (::pipe2(stop_pipe_, O_CLOEXEC) != 0 || ::pipe2(workers_pipe_, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe");
+}
+
+process_supervisor::~process_supervisor() {
+  for (int fd : listeners_) ::close(fd);
+  for (int fd : {stop_pipe_[0], stop_pipe_[1], workers_pipe_[0], workers_pipe_[1]})
+    if (fd >= 0) ::close(fd);
+}
+
+tcp::endpoint process_supervisor::listen(const tcp::endpoint& ep) {
+  net::io_context io;
+  tcp::acceptor a(io);
+  a.open(ep.protocol());
+  a.set_option(tcp::acceptor::reuse_address(true));
+  if (ep.protocol() == tcp::v6()) a.set_option(net::ip::v6_only(true));
+  a.bind(ep);
+  a.listen(net::socket_base::max_listen_connections);
+  tcp::endpoint bound = a.local_endpoint();
+  int fd = a.release();
+  set_flags(fd);
+  listeners_.push_back(fd);
+  return bound;
+}
+
+void process_supervisor::start() {
+  thread_ = std::thread([this] {
+    if (mode_ == serving_mode::fork)
+      supervise_fork();
+    else
+      supervise_prefork();
+  });
+}
+
+void process_supervisor::stop(std::chrono::milliseconds drain) {
+  drain_ = drain;
+  char c = 's';
+  [[maybe_unused]] auto n = ::write(stop_pipe_[1], &c, 1);
+}
+
+void process_supervisor::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void process_supervisor::supervise_fork() {
+  for (;;) {
+    int pid;
+    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) reap_one(children_, pid);
+    if (children_.size() >= processes_) {
+      // At the cap, accepting waits (the ForkingMixIn behaviour).
+      pollfd p{stop_pipe_[0], POLLIN, 0};
+      if (::poll(&p, 1, 10) > 0) break;
+      continue;
+    }
+    int fd = accept_one(listeners_, stop_pipe_[0], 200);
+    if (fd == -1) break;
+    if (fd < 0) continue;
+    pid = ::fork();
+    if (pid == 0) {
+      for (int l : listeners_) ::close(l);
+      watchdog::install();
+      serve_connection(shared_, fd);
+      ::_exit(0);
+    }
+    ::close(fd);
+    if (pid > 0) children_.push_back(pid);
+  }
+  drain_children();
+}
+
+int process_supervisor::spawn_prefork_worker() {
+  int pid = ::fork();
+  if (pid != 0) return pid;
+  // The worker: its own copy of the listening sockets; it stops when the
+  // supervisor's end of workers_pipe_ closes.
+  ::close(workers_pipe_[1]);
+  ::close(stop_pipe_[1]);
+  watchdog::install();
+  for (;;) {
+    int fd = accept_one(listeners_, workers_pipe_[0], -1);
+    if (fd == -1) break;
+    if (fd < 0) continue;
+    serve_connection(shared_, fd);
+  }
+  ::_exit(0);
+}
+
+void process_supervisor::supervise_prefork() {
+  struct slot {
+    int pid = -1;
+    clock::time_point started{};
+    clock::time_point restart_at{};
+    unsigned quick_deaths = 0;
+  };
+  std::vector<slot> slots(processes_);
+  for (auto& s : slots) {
+    s.pid = spawn_prefork_worker();
+    s.started = clock::now();
+    if (s.pid > 0) children_.push_back(s.pid);
+  }
+  for (;;) {
+    pollfd p{stop_pipe_[0], POLLIN, 0};
+    if (::poll(&p, 1, 20) > 0) break;
+    int status = 0;
+    int pid;
+    auto now = clock::now();
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      reap_one(children_, pid);
+      for (auto& s : slots) {
+        if (s.pid != pid) continue;
+        s.pid = -1;
+        // A worker that dies young, again and again, is restarted ever more
+        // slowly (up to 5 s), so a crash loop does not eat the machine.
+        bool young = now - s.started < std::chrono::seconds(1);
+        s.quick_deaths = young ? s.quick_deaths + 1 : 0;
+        auto delay = std::chrono::milliseconds(
+            s.quick_deaths <= 1 ? 0 : std::min<long>(5000, 100L << std::min(s.quick_deaths, 6u)));
+        s.restart_at = now + delay;
+        if (WIFSIGNALED(status))
+          std::fprintf(stderr, "rapidrpc: prefork worker %d died from signal %d; replacing it\n", pid,
+                       WTERMSIG(status));
+      }
+    }
+    for (auto& s : slots) {
+      if (s.pid == -1 && now >= s.restart_at) {
+        s.pid = spawn_prefork_worker();
+        s.started = now;
+        if (s.pid > 0) children_.push_back(s.pid);
+      }
+    }
+  }
+  drain_children();
+}
+
+// Stop: no new connections; children finish theirs until the deadline.
+void process_supervisor::drain_children() {
+  for (int fd : listeners_) ::close(fd);
+  listeners_.clear();
+  ::close(workers_pipe_[1]);
+  workers_pipe_[1] = -1;
+  auto deadline = clock::now() + drain_;
+  while (!children_.empty() && clock::now() < deadline) {
+    int pid = ::waitpid(-1, nullptr, WNOHANG);
+    if (pid > 0) {
+      reap_one(children_, pid);
+      continue;
+    }
+    ::usleep(10'000);
+  }
+  for (int pid : children_) ::kill(pid, SIGKILL);
+  for (int pid : children_) ::waitpid(pid, nullptr, 0);
+  children_.clear();
+}
+
+}  // namespace rapidrpc::detail

@@ -1,0 +1,58 @@
+// Private: the process-per-connection modes. A supervisor thread in the
+// server's process owns the listening sockets and the child processes:
+//
+//  - fork: it accepts, and forks a child per connection, at most `processes`
+//    alive; at the cap it waits for one to exit before accepting again.
+//  - prefork: it forks `processes` workers up front; each accepts from the
+//    shared listening sockets and serves one connection at a time. A worker
+//    that dies is replaced, with a growing delay if they keep dying young.
+//
+// A child serves its connection on a loop of its own, with every method
+// inline under the watchdog (watchdog.hpp), and leaves with _exit().
+#pragma once
+
+#include "server/loop.hpp"
+
+#include <rapidrpc/server.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace rapidrpc::detail {
+
+class process_supervisor {
+ public:
+  process_supervisor(shared_state& shared, serving_mode mode, unsigned processes);
+  ~process_supervisor();
+
+  /// Listens on `ep` (blocking bind; returns the address with its port).
+  boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
+  /// Starts the supervisor thread (and, for prefork, the workers).
+  void start();
+  /// Stops accepting; children finish their connection until `drain`, then
+  /// are killed. Any thread.
+  void stop(std::chrono::milliseconds drain);
+  /// Joins the supervisor thread.
+  void join();
+
+ private:
+  void supervise_fork();
+  void supervise_prefork();
+  void drain_children();
+  int spawn_prefork_worker();
+
+  shared_state& shared_;
+  serving_mode mode_;
+  unsigned processes_;
+  std::vector<int> listeners_;
+  int stop_pipe_[2] = {-1, -1};       // written by stop(): wakes the supervisor
+  int workers_pipe_[2] = {-1, -1};    // its write end closes: prefork workers stop
+  std::chrono::milliseconds drain_{10000};
+  std::vector<int> children_;        // pids
+  std::thread thread_;
+};
+
+}  // namespace rapidrpc::detail

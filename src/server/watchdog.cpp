@@ -1,0 +1,83 @@
+#include "server/watchdog.hpp"
+
+#include "http/response.hpp"
+
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <csignal>
+#include <cstring>
+#include <string>
+#include <sys/time.h>
+#include <unistd.h>
+
+namespace rapidrpc::detail::watchdog {
+
+namespace {
+
+// Read by the signal handler: set before the timer is armed, never changed
+// while it is.
+volatile sig_atomic_t watched_fd = -1;
+std::string prepared;        // the whole HTTP response to send on timeout
+std::string server_header;   // for the next prepared response
+
+void on_alarm(int) {
+  // Only async-signal-safe calls from here on.
+  int fd = watched_fd;
+  if (fd >= 0) {
+    const char* p = prepared.data();
+    std::size_t left = prepared.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd, p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  ::_exit(3);
+}
+
+void arm(std::chrono::milliseconds timeout) {
+  itimerval t{};
+  t.it_value.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  t.it_value.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setitimer(ITIMER_REAL, &t, nullptr);
+}
+
+void disarm() {
+  itimerval t{};
+  ::setitimer(ITIMER_REAL, &t, nullptr);
+}
+
+}  // namespace
+
+void install() {
+  struct sigaction sa {};
+  sa.sa_handler = on_alarm;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGALRM, &sa, nullptr);
+}
+
+void watch(int fd, std::string_view server_name) {
+  watched_fd = fd;
+  server_header.assign(server_name);
+}
+
+void runner::run(const method& m, std::string_view, array params, std::chrono::milliseconds timeout,
+                 boost::asio::any_io_executor, std::function<void(outcome)> done) {
+  if (timeout.count() > 0) {
+    std::string body;
+    xmlrpc::write_fault(body, fault_code::timeout, "the call took too long");
+    prepared.clear();
+    http::response_head head;
+    head.keep_alive = false;
+    head.content_length = body.size();
+    http::write_head(prepared, server_header, head);
+    prepared += body;
+    arm(timeout);
+  }
+  outcome result = call_method(m, params);
+  if (timeout.count() > 0) disarm();
+  done(std::move(result));
+}
+
+}  // namespace rapidrpc::detail::watchdog

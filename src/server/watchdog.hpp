@@ -1,0 +1,30 @@
+// Private: method timeouts in the process-per-connection modes (fork,
+// prefork), where a method runs inline in the process serving the
+// connection. Past the deadline, a SIGALRM handler writes a prepared
+// timeout fault to the connection and ends the process, so the client gets
+// its answer and the CPU is free at once; the supervisor starts a new
+// process. (A thread cannot be stopped; a process can.)
+#pragma once
+
+#include <rapidrpc/registry.hpp>
+
+#include <chrono>
+#include <string_view>
+
+namespace rapidrpc::detail::watchdog {
+
+/// Installs the SIGALRM handler (once per process).
+void install();
+
+/// The connection whose call runs next, and the Server header to answer it
+/// with if the call times out.
+void watch(int fd, std::string_view server_name);
+
+/// Runs pool methods inline under the watchdog.
+class runner final : public pool_runner {
+ public:
+  void run(const method& m, std::string_view name, array params, std::chrono::milliseconds timeout,
+           boost::asio::any_io_executor loop, std::function<void(outcome)> done) override;
+};
+
+}  // namespace rapidrpc::detail::watchdog

@@ -1,0 +1,258 @@
+#include "worker/worker_pool.hpp"
+
+#include "worker/frame.hpp"
+
+#include <rapidrpc/worker.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <csignal>
+#include <deque>
+#include <optional>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rapidrpc {
+
+namespace {
+
+namespace net = boost::asio;
+using clock = std::chrono::steady_clock;
+
+struct job {
+  std::string frame;  // the call, framed
+  std::chrono::milliseconds timeout{0};
+  net::any_io_executor loop;
+  std::function<void(outcome)> done;
+};
+
+class worker_pool final : public pool_runner {
+ public:
+  worker_pool(std::vector<std::string> command, unsigned count)
+      : command_(std::move(command)), workers_(count) {
+    if (command_.empty()) throw std::invalid_argument("isolate needs a worker_command");
+    for (auto& w : workers_) spawn(w);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~worker_pool() override {
+    net::post(io_, [this] {
+      stopping_ = true;
+      for (auto& w : workers_) {
+        ++w.generation;  // completions from here on are ignored
+        w.current.reset();
+        w.timer.reset();
+        boost::system::error_code ec;
+        if (w.socket) w.socket->close(ec);  // the worker sees end of stream and exits
+        w.socket.reset();
+      }
+      work_.reset();
+    });
+    thread_.join();
+    // Workers leave on end of stream; one stuck in a method is killed.
+    auto deadline = clock::now() + std::chrono::seconds(2);
+    for (auto& w : workers_) {
+      if (w.pid <= 0) continue;
+      while (::waitpid(w.pid, nullptr, WNOHANG) == 0) {
+        if (clock::now() > deadline) {
+          ::kill(w.pid, SIGKILL);
+          ::waitpid(w.pid, nullptr, 0);
+          break;
+        }
+        ::usleep(5000);
+      }
+    }
+  }
+
+  void run(const method&, std::string_view name, array params, std::chrono::milliseconds timeout,
+           net::any_io_executor loop, std::function<void(outcome)> done) override {
+    // Encode on the caller's loop thread; the pool thread only moves bytes.
+    std::string doc;
+    xmlrpc::write_call(doc, name, params);
+    job j{{}, timeout, std::move(loop), std::move(done)};
+    detail::append_frame(j.frame, doc);
+    net::post(io_, [this, j = std::move(j)]() mutable {
+      queue_.push_back(std::move(j));
+      dispatch();
+    });
+  }
+
+ private:
+  struct worker {
+    int pid = -1;
+    std::optional<net::local::stream_protocol::socket> socket;
+    std::optional<job> current;
+    std::unique_ptr<net::steady_timer> timer;
+    std::string response;
+    unsigned char header[4] = {};
+    clock::time_point started{};
+    unsigned quick_deaths = 0;
+    std::uint64_t generation = 0;  // tells a stale completion from a live one
+    bool spawning = false;
+  };
+
+  static void finish(job& j, outcome o) {
+    net::post(j.loop, [done = std::move(j.done), o = std::move(o)]() mutable { done(std::move(o)); });
+  }
+
+  void spawn(worker& w) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      std::perror("rapidrpc: socketpair");
+      return;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);  // dup2 clears close-on-exec
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
+    std::vector<char*> argv;
+    for (auto& a : command_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(sv[1]);
+    if (rc != 0) {
+      std::fprintf(stderr, "rapidrpc: cannot start worker %s: %s\n", argv[0], std::strerror(rc));
+      ::close(sv[0]);
+      return;
+    }
+    w.pid = pid;
+    w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
+    w.started = clock::now();
+    ++w.generation;
+  }
+
+  void dispatch() {
+    for (auto& w : workers_) {
+      if (queue_.empty()) return;
+      if (w.current || !w.socket) continue;
+      w.current = std::move(queue_.front());
+      queue_.pop_front();
+      start(w);
+    }
+  }
+
+  void start(worker& w) {
+    auto gen = w.generation;
+    if (w.current->timeout.count() > 0) {
+      w.timer = std::make_unique<net::steady_timer>(io_, w.current->timeout);
+      w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
+        if (ec || gen != w.generation || !w.current) return;
+        // A runaway: the caller hears now, the process is killed and replaced.
+        finish(*w.current, fault(fault_code::timeout, "the call took too long"));
+        w.current.reset();
+        ::kill(w.pid, SIGKILL);
+        lost(w);
+      });
+    }
+    net::async_write(*w.socket, net::buffer(w.current->frame),
+                     [this, &w, gen](const boost::system::error_code& ec, std::size_t) {
+                       if (gen != w.generation) return;
+                       if (ec) return lost(w);
+                       read_header(w);
+                     });
+  }
+
+  void read_header(worker& w) {
+    auto gen = w.generation;
+    net::async_read(*w.socket, net::buffer(w.header),
+                    [this, &w, gen](const boost::system::error_code& ec, std::size_t) {
+                      if (gen != w.generation) return;
+                      if (ec) return lost(w);
+                      std::uint32_t n = detail::frame_length(w.header);
+                      if (n > max_worker_frame_bytes) return lost(w);
+                      w.response.resize(n);
+                      net::async_read(*w.socket, net::buffer(w.response),
+                                      [this, &w, gen](const boost::system::error_code& e, std::size_t) {
+                                        if (gen != w.generation) return;
+                                        if (e) return lost(w);
+                                        answered(w);
+                                      });
+                    });
+  }
+
+  void answered(worker& w) {
+    if (w.timer) w.timer->cancel();
+    w.quick_deaths = 0;
+    auto parsed = xmlrpc::parse_response(w.response);
+    if (auto* r = std::get_if<xmlrpc::method_response>(&parsed)) {
+      if (auto* v = std::get_if<value>(r))
+        finish(*w.current, std::move(*v));
+      else
+        finish(*w.current, std::get<fault>(std::move(*r)));
+    } else {
+      finish(*w.current, fault(fault_code::internal_error, "internal error"));
+    }
+    w.current.reset();
+    dispatch();
+  }
+
+  // The worker died (or was killed): its call fails, and a new one starts.
+  void lost(worker& w) {
+    if (w.current) {
+      finish(*w.current, fault(fault_code::internal_error,
+                               "internal error: the worker process running this call died"));
+      w.current.reset();
+    }
+    if (w.timer) w.timer->cancel();
+    boost::system::error_code ec;
+    if (w.socket) w.socket->close(ec);
+    w.socket.reset();
+    ++w.generation;
+    if (w.pid > 0) {
+      int status = 0;
+      ::kill(w.pid, SIGKILL);  // no-op if it is already dead; a broken stream ends it either way
+      ::waitpid(w.pid, &status, 0);
+      if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+        std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d; replacing it\n", w.pid,
+                     WTERMSIG(status));
+      w.pid = -1;
+    }
+    if (stopping_) return;
+    // Replaced at once, unless workers keep dying young: then ever more
+    // slowly, up to 5 s, so a crash loop does not eat the machine.
+    bool young = clock::now() - w.started < std::chrono::seconds(1);
+    w.quick_deaths = young ? w.quick_deaths + 1 : 0;
+    auto delay = std::chrono::milliseconds(
+        w.quick_deaths <= 2 ? 0 : std::min<long>(5000, 50L << std::min(w.quick_deaths, 7u)));
+    auto timer = std::make_shared<net::steady_timer>(io_, delay);
+    timer->async_wait([this, &w, timer](const boost::system::error_code&) {
+      if (stopping_) return;
+      spawn(w);
+      dispatch();
+    });
+  }
+
+  std::vector<std::string> command_;
+  net::io_context io_{1};
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{net::make_work_guard(io_)};
+  std::vector<worker> workers_;
+  std::deque<job> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<pool_runner> make_worker_pool(const server_options& options, const registry&) {
+  unsigned n = options.workers != 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
+  return std::make_unique<worker_pool>(options.worker_command, n);
+}
+
+}  // namespace rapidrpc

@@ -1,0 +1,17 @@
+// Private: the server side of worker processes (--isolate). A thread of its
+// own runs an io_context that owns every worker's socket; calls queue until
+// a worker is free. Results are posted back to the caller's loop.
+#pragma once
+
+#include <rapidrpc/registry.hpp>
+#include <rapidrpc/server.hpp>
+
+#include <memory>
+
+namespace rapidrpc {
+
+/// Starts `options.workers` worker processes with `options.worker_command`
+/// and returns the runner that sends pool calls to them.
+std::unique_ptr<pool_runner> make_worker_pool(const server_options& options, const registry& methods);
+
+}  // namespace rapidrpc
