@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora in fuzz/corpus/ (run from anywhere with Python 3.11).
+
+- http_request: the bytes Python's xmlrpc.client really sends (captured on a
+  local socket), alone, pipelined, gzip-encoded, and hand-made variants
+  (chunked, Expect, HTTP/1.0, errors). Each file starts with one control byte
+  that picks the split point (see http_request.cpp); it is printable so that
+  the files stay readable.
+- xmlrpc_call, xmlrpc_response: the documents of tests/data/xmlrpc/, plus
+  what xmlrpc.client writes for every type, and a few hand-written ones.
+- gzip: gzip streams as Python's gzip module writes them, and broken ones.
+
+Files named regress-* are regression inputs added by hand: this script
+leaves them alone. Output is deterministic (gzip mtime 0).
+"""
+import datetime
+import gzip
+import os
+import pathlib
+import shutil
+import socket
+import struct
+import threading
+import xmlrpc.client as x
+import zlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+CORPUS = HERE / "corpus"
+DATA = HERE.parent / "tests" / "data" / "xmlrpc"
+
+RESPONSE = x.dumps((5,), methodresponse=True).encode()
+
+
+def capture(call, transport=None):
+    """The bytes xmlrpc.client sends for call(proxy), read off a socket."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    received = []
+
+    def serve():
+        conn, _ = listener.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0]
+                     .split(b":")[1])
+        while len(body) < length:
+            body += conn.recv(65536)
+        received.append(head + b"\r\n\r\n" + body)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: %d\r\n\r\n"
+                     % len(RESPONSE) + RESPONSE)
+        conn.close()
+
+    t = threading.Thread(target=serve)
+    t.start()
+    proxy = x.ServerProxy("http://127.0.0.1:%d/RPC2" % port, transport=transport,
+                          allow_none=True)
+    call(proxy)
+    t.join()
+    listener.close()
+    # The port differs from run to run, and a gzip body carries the time:
+    # make both stable (the mtime is not covered by the gzip CRC).
+    data = received[0].replace(b"127.0.0.1:%d" % port, b"127.0.0.1:8080")
+    at = data.find(b"\r\n\r\n\x1f\x8b\x08") + 4
+    if at >= 4:
+        data = data[:at + 4] + b"\0\0\0\0" + data[at + 8:]
+    return data
+
+
+def gz(data):
+    return gzip.compress(data, mtime=0)
+
+
+def chunked(head, body, pieces=2):
+    out = head + b"Transfer-Encoding: chunked\r\n\r\n"
+    step = max(1, len(body) // pieces)
+    for i in range(0, len(body), step):
+        part = body[i:i + step]
+        out += b"%x;ext=1\r\n" % len(part) + part + b"\r\n"
+    return out + b"0\r\nX-Trailer: t\r\n\r\n"
+
+
+def post(body, headers=b"", target=b"/RPC2", version=b"1.1"):
+    return (b"POST " + target + b" HTTP/" + version + b"\r\nHost: h\r\nContent-Type: text/xml\r\n" +
+            headers + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def write(target, name, data):
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(data)
+
+
+def clean(target):
+    d = CORPUS / target
+    if d.exists():
+        for f in d.iterdir():
+            if not f.name.startswith("regress-"):
+                f.unlink()
+
+
+def http_request():
+    clean("http_request")
+    add = capture(lambda p: p.sample.add(2, 3))
+    echo = capture(lambda p: p.echo("h\u00e9llo", [1, 2.5, True], {"k": None}))
+    transport = x.Transport()
+    transport.encode_threshold = 0  # gzip every request body
+    gzipped = capture(lambda p: p.echo("x" * 2000), transport=transport)
+    multicall = capture(lambda p: (lambda m: (m.sample.add(1, 2), m.echo("a"), m()))(
+        x.MultiCall(p)))
+    body = add.partition(b"\r\n\r\n")[2]
+    w = lambda name, control, data: write("http_request", name, control + data)
+    w("python-add", b"~", add)
+    w("python-echo", b"P", echo)
+    w("python-gzip", b"~", gzipped)
+    w("python-multicall", b"0", multicall)
+    w("python-pipelined", b"~", add + echo + add)
+    w("python-pipelined-split-in-second", b"\xc0", add + echo)
+    w("chunked", b"~", chunked(b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n", body))
+    w("chunked-gzip", b"P", chunked(b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Encoding: gzip\r\n",
+                                     gz(body), 3))
+    w("gzip-two-members", b"~", post(gz(body[:40]) + gz(body[40:]),
+                                     b"Content-Encoding: x-gzip\r\nAccept-Encoding: gzip;q=0.5\r\n"))
+    w("expect-continue", b"~", post(body, b"Expect: 100-continue\r\n"))
+    w("expect-other", b"~", post(body, b"Expect: something\r\n"))
+    w("http10", b"~", post(body, b"Connection: keep-alive\r\n", version=b"1.0"))
+    w("accept-encoding", b"~", post(body, b"Accept-Encoding: br, gzip;q=0, *;q=0.5\r\n"))
+    w("content-encoding-unsupported", b"~", post(body, b"Content-Encoding: br\r\n"))
+    w("get-then-post", b"~", b"GET /RPC2?x=1 HTTP/1.1\r\nHost: h\r\n\r\n" + add)
+    w("post-without-length", b"~", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n\r\n")
+    w("length-and-chunked", b"~", b"POST / HTTP/1.1\r\nContent-Length: 3\r\n"
+                                  b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+    w("duplicate-length", b"~", b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")
+    w("truncated-body", b"~", add[:-10])
+    w("chunk-extension-unterminated-quote", b"~", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n"
+      b"Transfer-Encoding: chunked\r\n\r\n2a;e=\"x\r\n" + body[:42] + b"\r\n0\r\n\r\n")
+    w("bad-version", b"~", b"POST / HTTP/2.0\r\nContent-Length: 0\r\n\r\n")
+    w("connection-close", b"~", post(body, b"Connection: close\r\n") + add)
+
+
+def xmlrpc_documents():
+    for target, sub in (("xmlrpc_call", "call"), ("xmlrpc_response", "response")):
+        clean(target)
+        for f in sorted((DATA / sub).glob("*.xml")):
+            write(target, f.name, f.read_bytes())
+    everything = ("s", "", "a\r\nb", "\u00e9\U0001F600", 7, -2147483648, True, 1.5, -0.0,
+                  1e300, None, b"\x00\xff", datetime.datetime(2024, 2, 29, 23, 59, 59),
+                  [1, [2, []]], {"a": {"b": [{}]}, "": 0})
+    call = x.dumps(everything, "system.multicall", allow_none=True, encoding="utf-8")
+    write("xmlrpc_call", "python-everything.xml", call.encode())
+    write("xmlrpc_call", "hand-markup.xml",
+          b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- c --><methodCall><?pi x?>"
+          b"<methodName>m</methodName><params><param><value><![CDATA[<x>]]>&#x1F600;&amp;"
+          b"</value></param><param><value><ex:i8 xmlns:ex=\"http://ws.apache.org/xmlrpc/"
+          b"namespaces/extensions\">-9223372036854775808</ex:i8></value></param></params>"
+          b"</methodCall>")
+    write("xmlrpc_call", "hand-deep.xml",
+          b"<methodCall><methodName>m</methodName><params><param>" +
+          b"<value><array><data>" * 8 + b"<value><struct><member><name>n</name><value/>"
+          b"</member></struct></value>" + b"</data></array></value>" * 8 +
+          b"</param></params></methodCall>")
+    write("xmlrpc_call", "hand-doctype.xml",
+          b"<!DOCTYPE m [<!ENTITY a \"aaaa\">]><methodCall><methodName>&a;</methodName>"
+          b"</methodCall>")
+    write("xmlrpc_call", "hand-literals.xml",
+          b"<methodCall><methodName>m</methodName><params><param><value><double>-0.0</double>"
+          b"</value></param><param><value><double>1e-320</double></value></param><param><value>"
+          b"<dateTime.iso8601>2024-02-29T00:00:60</dateTime.iso8601></value></param><param>"
+          b"<value><base64>AA==\n</base64></value></param><param><value><i4>+007</i4></value>"
+          b"</param></params></methodCall>")
+    response = x.dumps((list(everything),), methodresponse=True, allow_none=True,
+                       encoding="utf-8")
+    write("xmlrpc_response", "python-everything.xml", response.encode())
+    fault = x.dumps(x.Fault(-32603, "line\r\nbreak <&> \u00e9"), methodresponse=True)
+    write("xmlrpc_response", "python-fault-markup.xml", fault.encode())
+
+
+def gzip_streams():
+    clean("gzip")
+    body = x.dumps((2, 3), "sample.add").encode()
+    w = lambda name, data: write("gzip", name, data)
+    w("python-call.gz", gz(body))
+    w("two-members.gz", gz(body[:50]) + gz(body[50:]))
+    w("empty.gz", gz(b""))
+    w("truncated.gz", gz(body)[:-6])
+    w("trailing-garbage.gz", gz(body) + b"garbage")
+    w("bad-crc.gz", gz(body)[:-8] + b"\0\0\0\0" + gz(body)[-4:])
+    w("zeros-100k.gz", gz(bytes(100 * 1024)))  # too large for the small limit
+    w("zeros-1m.gz", gz(bytes(1024 * 1024)))  # too large for both
+    # Every optional header field: FTEXT|FHCRC|FEXTRA|FNAME|FCOMMENT.
+    head = b"\x1f\x8b\x08\x1f" + struct.pack("<I", 0) + b"\x00\xff"
+    head += struct.pack("<H", 4) + b"ab\x00\x00" + b"name\x00" + b"comment\x00"
+    head += struct.pack("<H", zlib.crc32(head) & 0xFFFF)
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    raw = c.compress(body) + c.flush()
+    w("all-header-fields.gz", head + raw + struct.pack("<II", zlib.crc32(body), len(body)))
+    w("not-gzip", body)
+
+
+def main():
+    http_request()
+    xmlrpc_documents()
+    gzip_streams()
+
+
+if __name__ == "__main__":
+    main()
