@@ -18,29 +18,32 @@
 
 /// An invariant: if it does not hold, say which one on stderr and trap, so
 /// that libFuzzer (or the replay driver, or ctest) reports the input.
-#define FUZZ_CHECK(cond)                                                             \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
+#define FUZZ_CHECK(cond)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
       std::fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      __builtin_trap();                                                              \
-    }                                                                                \
+      __builtin_trap();                                                                 \
+    }                                                                                   \
   } while (false)
 
 namespace rapidrpc::fuzz {
 
 /// Equality that also tells -0.0 from 0.0 (value's operator== does not): a
 /// round trip must keep every bit of a double.
+inline bool same(const value& a, const value& b);
+
+inline bool same(const array& a, const array& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!same(a[i], b[i])) return false;
+  return true;
+}
+
 inline bool same(const value& a, const value& b) {
   if (a.type() != b.type()) return false;
   if (const double* x = a.get_if<double>())
     return std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(b.as<double>());
-  if (const array* x = a.get_if<array>()) {
-    const array& y = b.as<array>();
-    if (x->size() != y.size()) return false;
-    for (std::size_t i = 0; i < x->size(); ++i)
-      if (!same((*x)[i], y[i])) return false;
-    return true;
-  }
+  if (const array* x = a.get_if<array>()) return same(*x, b.as<array>());
   if (const structure* x = a.get_if<structure>()) {
     const structure& y = b.as<structure>();
     if (x->size() != y.size()) return false;
@@ -50,8 +53,6 @@ inline bool same(const value& a, const value& b) {
   }
   return a == b;
 }
-
-inline bool same(const array& a, const array& b) { return same(value{a}, value{b}); }
 
 /// Cuts `data` into chunks of 1 to 32 bytes, sizes drawn from a generator
 /// seeded with a hash of the data: the same input is always cut the same way
@@ -92,8 +93,7 @@ inline bool parse_whole(xmlrpc::parser& p, std::string_view doc) {
 /// proves it too large; a success is reproduced exactly with the limit set to
 /// its own size, and one byte less is too_large; a corrupt stream is corrupt
 /// under any larger limit. Returns the result and leaves the output in `out`.
-inline http::inflate_result check_gunzip(std::string_view in, std::string& out,
-                                         std::size_t limit) {
+inline http::inflate_result check_gunzip(std::string_view in, std::string& out, std::size_t limit) {
   const http::inflate_result r = http::gunzip(in, out, limit);
   FUZZ_CHECK(out.size() <= limit + 1);
   std::string again;

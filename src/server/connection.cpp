@@ -29,6 +29,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket)
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
+      reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes),
       xml_(xmlrpc::document_type::call, owner.shared().xml_limits) {
   loop_.attach(this);
   ++loop_.shared().connections;
@@ -80,7 +81,7 @@ void connection::check_deadline(clock::time_point now) {
 
 void connection::drain() {
   if (closed_) return;
-  if (!busy_ && !parser_ && in_.empty() && out_sent_ == out_.size()) {
+  if (!busy_ && !reader_.in_request() && in_.empty() && out_sent_ == out_.size()) {
     close();
     return;
   }
@@ -115,7 +116,7 @@ void connection::drive() {
     close();
     return;
   }
-  set_phase(parser_ || !in_.empty() ? phase::request : phase::idle, now);
+  set_phase(reader_.in_request() || !in_.empty() ? phase::request : phase::idle, now);
   in_.shrink(keep_buffer_bytes);
   if (!wait_read_) wait_readable();
 }
@@ -144,81 +145,59 @@ bool connection::read_some() {
 }
 
 void connection::process_requests() {
-  const auto& shared = loop_.shared();
   while (!busy_ && !closing_ && !closed_ && !in_.empty() && out_.size() - out_sent_ < output_high_water) {
-    if (!parser_) {
-      req_.clear();
-      parser_.emplace(req_);
-      parser_->header_limit(static_cast<std::uint32_t>(shared.limits.max_header_bytes));
-      parser_->body_limit(shared.limits.max_body_bytes);
-      parser_->eager(true);
-      continue_sent_ = false;
-    }
-    boost::system::error_code ec;
-    std::size_t used = parser_->put(net::const_buffer(in_.data(), in_.size()), ec);
+    std::size_t used = 0;
+    auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
-    if (ec && ec != bhttp::error::need_more) {
+    if (r == http::request_reader::result::error) {
       // A framing error: the rest of the stream cannot be trusted.
-      int status = 400;
-      if (ec == bhttp::error::header_limit) status = 431;
-      else if (ec == bhttp::error::body_limit) status = 413;
-      else if (ec == bhttp::error::bad_version) status = 505;
-      parser_.reset();
-      http_error(status, true);
+      http_error(reader_.error_status(), true);
       break;
     }
-    if (!parser_->is_done()) {
+    if (r == http::request_reader::result::need_more) {
       // The client may be holding the body back until it hears from us.
-      if (parser_->is_header_done() && req_.expect_continue && !continue_sent_) {
-        out_ += "HTTP/1.1 100 Continue\r\n\r\n";
-        continue_sent_ = true;
-      }
+      if (reader_.take_continue()) out_ += "HTTP/1.1 100 Continue\r\n\r\n";
       break;
     }
-    if (req_.method == bhttp::verb::post && !parser_->chunked() && !parser_->content_length()) {
-      // No Content-Length and not chunked: the body cannot be delimited.
-      parser_.reset();
-      http_error(411, true);
-      break;
-    }
-    bool keep_alive = parser_->keep_alive();
-    parser_.reset();
-    handle_request(keep_alive);
-    if (req_.body.capacity() > keep_buffer_bytes) std::string().swap(req_.body);
+    handle_request(reader_.keep_alive());
+    reader_.next();
+    auto& body = reader_.current().body;
+    if (body.capacity() > keep_buffer_bytes) std::string().swap(body);
     if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
   }
-  if (eof_ && parser_ && !busy_ && !closing_) {
+  if (eof_ && reader_.in_request() && !busy_ && !closing_) {
     // The peer ended the stream inside a request: nothing can be answered.
-    parser_.reset();
+    reader_.next();
     closing_ = true;
   }
 }
 
 void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
+  const http::request& req = reader_.current();
   phase_ = phase::call;  // the next request's deadline starts afresh
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
-  http10_ = req_.version == 10;
+  http10_ = req.version == 10;
 
-  std::string_view path = req_.target;
+  std::string_view path = req.target;
   if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
   bool known = false;
   for (const auto& p : shared.paths) known = known || p == path;
   if (!known) return http_error(404, !keep_alive_);
-  if (req_.method != bhttp::verb::post) return http_error(405, !keep_alive_, "Allow: POST\r\n");
-  if (req_.bad_expect) return http_error(417, !keep_alive_);
-  if (req_.unsupported_encoding) return http_error(415, !keep_alive_);
+  if (req.method != bhttp::verb::post) return http_error(405, !keep_alive_, "Allow: POST\r\n");
+  if (req.bad_expect) return http_error(417, !keep_alive_);
+  if (req.unsupported_encoding) return http_error(415, !keep_alive_);
 
-  std::string_view document = req_.body;
-  if (req_.gzip_body) {
-    switch (http::gunzip(req_.body, scratch_, shared.limits.max_body_bytes)) {
+  std::string_view document = req.body;
+  if (req.gzip_body) {
+    switch (http::gunzip(req.body, scratch_, shared.limits.max_body_bytes)) {
       case http::inflate_result::ok: break;
       case http::inflate_result::too_large: return http_error(413, true);
       case http::inflate_result::corrupt: return http_error(400, !keep_alive_);
     }
     document = scratch_;
   }
-  gzip_reply_ = req_.accepts_gzip && shared.gzip_min_bytes != 0;
+  gzip_reply_ = req.accepts_gzip && shared.gzip_min_bytes != 0;
 
   xml_.reset();
   if (!xml_.feed(document) || !xml_.finish()) {
@@ -282,7 +261,7 @@ void connection::write_response(const std::string& body) {
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {
   if (close_after) keep_alive_ = false;
-  http::write_error(out_, loop_.shared().server_name, status, !close_after, req_.version == 10,
+  http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_,
                     extra);
   if (close_after) closing_ = true;
 }
@@ -339,10 +318,8 @@ void connection::wait_readable() {
 // 16 KiB holds any ordinary request; a large body is read in larger pieces.
 std::size_t connection::read_size() {
   std::size_t want = read_chunk;
-  if (parser_ && parser_->is_header_done()) {
-    if (auto remaining = parser_->content_length_remaining())
-      want = std::clamp<std::size_t>(*remaining, read_chunk, max_read_chunk);
-  }
+  if (auto remaining = reader_.body_remaining())
+    want = static_cast<std::size_t>(std::clamp<std::uint64_t>(*remaining, read_chunk, max_read_chunk));
   last_read_size_ = want;
   return want;
 }

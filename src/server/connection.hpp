@@ -6,7 +6,7 @@
 // the loop thread.
 #pragma once
 
-#include "http/request_parser.hpp"
+#include "http/request_reader.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
 
@@ -63,9 +63,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::string out_;
   std::size_t out_sent_ = 0;
 
-  http::request req_;
-  std::optional<http::request_parser> parser_;
-  bool continue_sent_ = false;
+  http::request_reader reader_;
   xmlrpc::parser xml_;
   std::string body_;     // the response body being built
   std::string scratch_;  // gzip in or out

@@ -1,0 +1,67 @@
+// Frames HTTP/1.1 requests out of a byte stream, with the server's limits.
+// No I/O: the connection offers the bytes it has, the reader says how many
+// it consumed and whether a request is complete, more is needed, or the
+// stream is broken (with the status to answer). The connection and the fuzz
+// target drive this same code.
+#pragma once
+
+#include "http/request_parser.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace rapidrpc::http {
+
+class request_reader {
+ public:
+  enum class result : std::uint8_t {
+    need_more,  ///< everything offered was used or kept; offer more
+    complete,   ///< a request is ready in request(); call next() after it
+    error,      ///< the stream is broken: answer error_status() and close
+  };
+
+  request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes);
+
+  /// Consumes a prefix of `in` (the bytes received and not yet consumed) and
+  /// sets `used` to its length. Bytes not consumed must be offered again,
+  /// with whatever arrives after them.
+  result parse(std::string_view in, std::size_t& used);
+
+  /// The request, once parse() returned complete.
+  request& current() noexcept { return req_; }
+  /// Whether the connection may stay open after this request.
+  bool keep_alive() const noexcept { return keep_alive_; }
+  /// After an error: 400, 411, 413, 431 or 505.
+  int error_status() const noexcept { return error_status_; }
+
+  /// Prepares for the next request on the stream.
+  void next();
+
+  /// True while a request has started and is not complete.
+  bool in_request() const noexcept { return parser_.has_value(); }
+
+  /// True once per request, when its header asked for "100 Continue" and
+  /// the body has not all arrived: the server should send it now.
+  bool take_continue();
+
+  /// The body bytes still to come, when the header announced a length.
+  std::optional<std::uint64_t> body_remaining() const;
+
+ private:
+  bool header_complete(std::string_view in);
+  void start();
+
+  std::size_t max_header_bytes_;
+  std::size_t max_body_bytes_;
+  request req_;
+  std::optional<request_parser> parser_;
+  std::size_t header_scanned_ = 0;   // bytes of the input searched for the header's end
+  std::size_t header_consumed_ = 0;  // header bytes Beast took in earlier put() calls
+  bool continue_sent_ = false;
+  bool keep_alive_ = true;
+  int error_status_ = 0;
+};
+
+}  // namespace rapidrpc::http
