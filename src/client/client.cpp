@@ -1,0 +1,657 @@
+// The client: one asynchronous state machine per call, used by both the
+// asynchronous and the synchronous API.
+//
+// One call, in order:
+//   1. The body is written (and gzipped past gzip_request_min_bytes) before
+//      anything else, so a value that cannot be encoded throws at once and no
+//      completion runs.
+//   2. A connection: the most recently used idle one from the pool (one
+//      idle for a second or more is first checked with a non-blocking
+//      recv(MSG_PEEK), and dropped if the server closed it); else resolve
+//      (skipped for an IP literal) and connect within connect_timeout.
+//   3. Head and body go out in one sendmsg() straight away (only a request
+//      too large for the socket buffer waits for an asynchronous write);
+//      the response is read at the same time, so an early answer (413, say)
+//      is seen. It is fed to Beast's response parser with a body limit,
+//      inflated if gzip, and parsed as a methodResponse by a parser the
+//      client keeps (one expat parser per client, reset per document).
+//   4. A connection that is still good afterwards (keep-alive on both sides,
+//      request fully written, no stray bytes) goes back to the pool.
+// A keep-alive call thus costs one sendmsg(), one recv() and the loop's
+// epoll_wait().
+//
+// Retry rule: a call on a REUSED connection that fails with end of stream,
+// reset or broken pipe before any byte of the response has arrived is
+// retried once, on a fresh connection. That is the race of a server closing
+// an idle keep-alive connection while the request is on its way; the server
+// never read the request. Nothing else is retried: not a fresh connection,
+// not a timeout, not a failure after a response byte. (A server that reads
+// a request, runs it and then dies without a byte of reply on a reused
+// connection would see it twice; rapidrpcd answers every request it reads,
+// a fault at worst, so for it the rule is safe.)
+//
+// Timeouts: each call has a due time, the nearer of its total deadline and,
+// while connecting, its connect deadline. One steady_timer per client is
+// armed for the earliest due time, and only re-armed when a call is due
+// sooner, so back-to-back calls do not touch it. When it fires, every call
+// past due completes with reason::timeout and its socket is closed; the
+// handlers still pending then find the call finished and do nothing. A
+// client on a caller's executor cancels the timer whenever no call is in
+// flight, so the caller's run() returns when the calls are done.
+//
+// Lifetimes: a call is owned by its pending handlers (shared_ptr) and holds
+// the client's shared state, so a call in flight survives the client.
+// Destroying the client closes every socket of its calls and its pool; each
+// call in flight then completes, on the executor and never inside the
+// destructor, with reason::io "the client was closed". The client's own
+// io_context (synchronous clients) is destroyed last, after the sockets.
+//
+// Exceptions: no handler of ours throws (allocation failure aside). An
+// exception thrown by a caller's `done` leaves through the executor's run(),
+// as with any Asio handler, after the call's own state is settled.
+#include <rapidrpc/client.hpp>
+
+#include "client/wire.hpp"
+#include "http/gzip.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <sys/socket.h>
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <optional>
+#include <unordered_set>
+
+namespace rapidrpc {
+
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using client_detail::call_result;
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using why = transport_error::reason;
+using completion = std::function<void(call_result)>;
+
+constexpr std::size_t read_chunk = std::size_t{16} * 1024;
+constexpr std::size_t max_read_chunk = std::size_t{1024} * 1024;
+constexpr std::uint32_t max_response_header_bytes = std::uint32_t{64} * 1024;
+// A connection idle for this long is checked before it is reused; one used
+// more recently is taken as is (the retry rule covers the rare race).
+constexpr auto check_idle_after = std::chrono::seconds(1);
+
+class call_op;
+
+struct idle_connection {
+  tcp::socket socket;
+  clock::time_point since;
+};
+
+// What the client and its calls in flight share. Used from the executor's
+// thread only.
+struct shared_state : std::enable_shared_from_this<shared_state> {
+  shared_state(net::any_io_executor ex, url u, client_options o, bool own)
+      : executor(std::move(ex)),
+        target(std::move(u)),
+        options(std::move(o)),
+        head(target, options),
+        authority(target.host + ":" + target.port),
+        own_loop(own),
+        deadlines(executor) {
+    boost::system::error_code ec;
+    auto address = net::ip::make_address(target.host, ec);
+    if (!ec) literal = tcp::endpoint(address, static_cast<unsigned short>(std::stoul(target.port)));
+  }
+
+  // Makes sure the deadline timer fires by `due`.
+  void schedule(clock::time_point due);
+  // A call ended: with none left, a client on a caller's executor stops its
+  // timer so that the caller's run() can return.
+  void call_ended(call_op* op);
+  void on_deadline(const boost::system::error_code& ec);
+  void schedule_earliest();
+
+  net::any_io_executor executor;
+  url target;
+  client_options options;
+  client_detail::request_head head;
+  std::string authority;                 // host:port, for messages
+  std::optional<tcp::endpoint> literal;  // the host is an IP address: no resolver
+  bool own_loop;                         // the client runs its own io_context
+  std::vector<idle_connection> idle;     // keep-alive connections, most recent last
+  std::unordered_set<call_op*> active;   // calls in flight
+  // One timer for all the calls' deadlines, armed for the earliest. A later
+  // deadline leaves it alone, so back-to-back calls do not re-arm it.
+  net::steady_timer deadlines;
+  clock::time_point armed = clock::time_point::max();
+  xmlrpc::parser response_parser{xmlrpc::document_type::response};
+  std::string scratch;  // the inflated body
+  wire_trace* trace = nullptr;
+  bool closed = false;
+};
+
+// True if an idle connection can take a request: the server has neither
+// closed it nor sent anything unasked.
+bool idle_connection_usable(tcp::socket& s) {
+  char c;
+  ssize_t n = ::recv(s.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+bool is_closed_by_peer(const boost::system::error_code& ec) {
+  return ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == net::error::connection_aborted;
+}
+
+class call_op : public std::enable_shared_from_this<call_op> {
+ public:
+  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body, completion done,
+          wire_trace* trace)
+      : state_(std::move(state)),
+        body_(std::move(body)),
+        gzip_body_(gzip_body),
+        done_(std::move(done)),
+        trace_(trace),
+        socket_(state_->executor) {}
+
+  void start() {
+    state_->active.insert(this);
+    const auto& opt = state_->options;
+    if (opt.timeout.count() > 0) deadline_ = clock::now() + opt.timeout;
+    if (state_->closed) {
+      // Not reachable through the public API (a closed client is gone), but
+      // a call must complete on the executor all the same.
+      net::post(state_->executor, [self = shared_from_this()] { self->fail_closed(); });
+      return;
+    }
+    auto now = clock::now();
+    while (opt.keep_alive && !state_->idle.empty()) {
+      idle_connection c = std::move(state_->idle.back());
+      state_->idle.pop_back();
+      if (now - c.since >= check_idle_after && !idle_connection_usable(c.socket))
+        continue;  // the server closed it: drop it
+      socket_ = std::move(c.socket);
+      reused_ = true;
+      set_due(deadline_);
+      return send();
+    }
+    connect();
+  }
+
+  // The client is going away: stop everything; the pending handlers then
+  // complete the call.
+  void abort() {
+    boost::system::error_code ec;
+    socket_.close(ec);
+    if (resolver_) resolver_->cancel();
+  }
+
+  // When the call fails unless done: the nearer of the total deadline and,
+  // while connecting, the connect deadline.
+  clock::time_point due() const noexcept { return due_; }
+
+  void on_timeout() {
+    const auto& opt = state_->options;
+    auto ms = [](std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; };
+    if (connecting_ && due_ < deadline_)
+      return finish(transport_error(
+          why::timeout,
+          "connecting to " + state_->authority + " took longer than " + ms(opt.connect_timeout)));
+    finish(transport_error(
+        why::timeout, "the call to " + state_->authority + " took longer than " + ms(opt.timeout)));
+  }
+
+ private:
+  // ---- connecting --------------------------------------------------------------
+
+  void connect() {
+    connecting_ = true;
+    auto limit = state_->options.connect_timeout;  // zero: only the total timeout applies
+    set_due(limit.count() > 0 ? std::min(deadline_, clock::now() + limit) : deadline_);
+    if (state_->literal) {
+      socket_.async_connect(*state_->literal, [self = shared_from_this(),
+                                               gen = gen_](const boost::system::error_code& ec) {
+        if (self->stale(gen)) return;
+        self->on_connected(ec);
+      });
+      return;
+    }
+    if (!resolver_) resolver_.emplace(state_->executor);
+    resolver_->async_resolve(
+        state_->target.host, state_->target.port, tcp::resolver::numeric_service,
+        [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
+                                                const tcp::resolver::results_type& results) {
+          if (self->stale(gen)) return;
+          if (ec) {
+            if (self->state_->closed) return self->fail_closed();
+            return self->finish(transport_error(
+                why::connect, "cannot resolve " + self->state_->target.host + ": " + ec.message()));
+          }
+          net::async_connect(
+              self->socket_, results,
+              [self, gen](const boost::system::error_code& ec2, const tcp::endpoint&) {
+                if (self->stale(gen)) return;
+                self->on_connected(ec2);
+              });
+        });
+  }
+
+  void on_connected(const boost::system::error_code& ec) {
+    if (ec) {
+      if (state_->closed) return fail_closed();
+      return finish(transport_error(
+          why::connect, "cannot connect to " + state_->authority + ": " + ec.message()));
+    }
+    connecting_ = false;
+    boost::system::error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);
+    set_due(deadline_);
+    send();
+  }
+
+  // ---- the exchange ------------------------------------------------------------
+
+  void send() {
+    head_.clear();
+    state_->head.write(head_, body_.size(), gzip_body_);
+    if (trace_) {
+      *trace_ = wire_trace{};
+      trace_->request.reserve(head_.size() + body_.size());
+      trace_->request = head_;
+      trace_->request += body_;
+    }
+    parser_.emplace();
+    parser_->header_limit(max_response_header_bytes);
+    parser_->body_limit(state_->options.max_response_bytes);
+    in_.clear();
+    got_bytes_ = false;
+    written_ = false;
+
+    // Head and body in one sendmsg() now; the socket's buffer takes a
+    // request of any ordinary size, so there is no write to wait for. Only
+    // what does not fit is left to an asynchronous write.
+    boost::system::error_code ec;
+    if (!socket_.non_blocking()) socket_.non_blocking(true, ec);
+    std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(body_)};
+    std::size_t sent = ec ? 0 : socket_.send(buffers, 0, ec);
+    if (ec == net::error::would_block || ec == net::error::try_again ||
+        ec == net::error::interrupted)
+      ec = {};
+    if (ec) {
+      // Completed on the executor, never inside async_call().
+      net::post(state_->executor, [self = shared_from_this(), gen = gen_, ec] {
+        if (self->stale(gen)) return;
+        self->on_io_error(ec);
+      });
+      return;
+    }
+    if (sent == head_.size() + body_.size()) {
+      written_ = true;
+    } else {
+      if (sent < head_.size()) {
+        buffers[0] = net::buffer(head_) + sent;
+      } else {
+        buffers[0] = net::const_buffer();
+        buffers[1] = net::buffer(body_) + (sent - head_.size());
+      }
+      net::async_write(socket_, buffers,
+                       [self = shared_from_this(), gen = gen_](const boost::system::error_code& wec,
+                                                               std::size_t) {
+                         if (self->stale(gen)) return;
+                         self->on_written(wec);
+                       });
+    }
+    read();
+  }
+
+  void on_written(const boost::system::error_code& ec) {
+    if (!ec) {
+      written_ = true;
+      return;
+    }
+    // With part of a response in, the read decides how the call ends (an
+    // early error status, say); else the connection is gone.
+    if (!got_bytes_) on_io_error(ec);
+  }
+
+  void read() {
+    std::size_t want = read_chunk;
+    if (parser_->is_header_done()) {
+      if (auto remaining = parser_->content_length_remaining())
+        want = std::clamp<std::size_t>(*remaining, read_chunk, max_read_chunk);
+    }
+    socket_.async_read_some(in_.prepare(want),
+                            [self = shared_from_this(), gen = gen_](
+                                const boost::system::error_code& ec, std::size_t n) {
+                              if (self->stale(gen)) return;
+                              self->on_read(ec, n);
+                            });
+  }
+
+  void on_read(const boost::system::error_code& ec, std::size_t n) {
+    if (ec == net::error::eof && got_bytes_) {
+      // The end of a response delimited by the end of the stream, or a
+      // response cut short.
+      boost::system::error_code eof_ec;
+      parser_->put_eof(eof_ec);
+      if (!eof_ec && parser_->is_done()) return on_response();
+      return finish(transport_error(why::io, "the connection to " + state_->authority +
+                                                 " closed in the middle of the response"));
+    }
+    if (ec) return on_io_error(ec);
+    in_.commit(n);
+    got_bytes_ = got_bytes_ || n > 0;
+    while (in_.size() > 0 && !parser_->is_done()) {
+      bool in_header = !parser_->is_header_done();
+      boost::system::error_code perr;
+      std::size_t used = parser_->put(in_.data(), perr);
+      if (trace_ && in_header && used > 0)
+        trace_->response_header.append(static_cast<const char*>(in_.data().data()), used);
+      in_.consume(used);
+      if (perr == bhttp::error::need_more) break;
+      if (perr) return on_parse_error(perr);
+      if (in_header && parser_->is_header_done()) {
+        auto status = static_cast<int>(parser_->get().result_int());
+        if (status >= 100 && status < 200) {
+          // An interim response (100 Continue, 103): the real one follows.
+          parser_.emplace();
+          parser_->header_limit(max_response_header_bytes);
+          parser_->body_limit(state_->options.max_response_bytes);
+          continue;
+        }
+      }
+      if (used == 0) break;
+    }
+    if (parser_->is_done()) return on_response();
+    read();
+  }
+
+  void on_parse_error(const boost::system::error_code& ec) {
+    if (ec == bhttp::error::body_limit)
+      return finish(transport_error(
+          why::bad_response, "the response body is larger than " +
+                                 std::to_string(state_->options.max_response_bytes) + " bytes"));
+    if (ec == bhttp::error::header_limit)
+      return finish(transport_error(why::bad_response, "the response header is too large"));
+    finish(transport_error(why::bad_response, "the response is not valid HTTP: " + ec.message()));
+  }
+
+  void on_io_error(const boost::system::error_code& ec) {
+    if (state_->closed || ec == net::error::operation_aborted) return fail_closed();
+    if (reused_ && !retried_ && !got_bytes_ && is_closed_by_peer(ec)) return retry();
+    std::string message =
+        got_bytes_ || ec != net::error::eof
+            ? "the connection to " + state_->authority + " failed: " + ec.message()
+            : "the server " + state_->authority + " closed the connection without answering";
+    finish(transport_error(why::io, std::move(message)));
+  }
+
+  // The one retry of a call whose reused connection turned out closed.
+  void retry() {
+    retried_ = true;
+    reused_ = false;
+    ++gen_;  // handlers of the old connection are now stale
+    boost::system::error_code ec;
+    socket_.close(ec);
+    if (trace_) *trace_ = wire_trace{};
+    connect();
+  }
+
+  void on_response() {
+    auto& res = parser_->get();
+    const auto& opt = state_->options;
+    bool reusable = opt.keep_alive && parser_->keep_alive() && written_ && in_.size() == 0 &&
+                    !state_->closed && state_->idle.size() < opt.max_idle_connections;
+    call_result r = client_detail::interpret_response(
+        static_cast<int>(res.result_int()), res.reason(), res[bhttp::field::content_encoding],
+        res.body(), opt.max_response_bytes, state_->response_parser, state_->scratch);
+    if (trace_) trace_->response_body = res.body();
+    if (state_->scratch.capacity() > max_read_chunk) std::string().swap(state_->scratch);
+    if (reusable) state_->idle.push_back({std::move(socket_), clock::now()});
+    finish(std::move(r));
+  }
+
+  // ---- completion ------------------------------------------------------------
+
+  bool stale(std::uint32_t gen) const noexcept { return finished_ || gen != gen_; }
+
+  void fail_closed() { finish(transport_error(why::io, "the client was closed")); }
+
+  void set_due(clock::time_point due) {
+    due_ = due;
+    state_->schedule(due);
+  }
+
+  void finish(call_result r) {
+    if (finished_) return;
+    finished_ = true;
+    state_->call_ended(this);
+    if (resolver_) resolver_->cancel();
+    boost::system::error_code ec;
+    if (socket_.is_open()) socket_.close(ec);
+    // Free the large buffers now; the op itself lives until its last
+    // cancelled handler has run.
+    parser_.reset();
+    in_ = {};
+    std::string().swap(body_);
+    std::string().swap(head_);
+    completion done = std::move(done_);
+    done(std::move(r));
+  }
+
+  std::shared_ptr<shared_state> state_;
+  std::string body_;
+  bool gzip_body_;
+  completion done_;
+  wire_trace* trace_;
+  tcp::socket socket_;
+  std::optional<tcp::resolver> resolver_;
+  clock::time_point deadline_ = clock::time_point::max();
+  clock::time_point due_ = clock::time_point::max();
+  std::string head_;
+  std::optional<bhttp::response_parser<bhttp::string_body>> parser_;
+  boost::beast::flat_buffer in_;
+  std::uint32_t gen_ = 0;  // which connection attempt handlers belong to
+  bool reused_ = false;
+  bool retried_ = false;
+  bool connecting_ = false;
+  bool written_ = false;
+  bool got_bytes_ = false;
+  bool finished_ = false;
+};
+
+void shared_state::schedule(clock::time_point due) {
+  if (due >= armed || closed) return;
+  armed = due;
+  deadlines.expires_at(due);
+  deadlines.async_wait(
+      [self = shared_from_this()](const boost::system::error_code& ec) { self->on_deadline(ec); });
+}
+
+void shared_state::call_ended(call_op* op) {
+  active.erase(op);
+  if (active.empty() && !own_loop && armed != clock::time_point::max()) {
+    armed = clock::time_point::max();
+    deadlines.cancel();
+  }
+}
+
+void shared_state::on_deadline(const boost::system::error_code& ec) {
+  if (ec || closed) return;  // re-armed or cancelled: a newer wait is pending, or none is needed
+  if (deadlines.expiry() > clock::now()) return;
+  armed = clock::time_point::max();
+  auto now = clock::now();
+  std::vector<std::shared_ptr<call_op>> expired;
+  for (call_op* op : active)
+    if (op->due() <= now) expired.push_back(op->shared_from_this());
+  for (auto& op : expired) {
+    try {
+      op->on_timeout();
+    } catch (...) {
+      schedule_earliest();  // a caller's completion threw: the calls left still time out
+      throw;
+    }
+  }
+  schedule_earliest();
+}
+
+void shared_state::schedule_earliest() {
+  auto next = clock::time_point::max();
+  for (call_op* op : active) next = std::min(next, op->due());
+  schedule(next);
+}
+
+}  // namespace
+
+// ---- client -------------------------------------------------------------------
+
+struct client::impl {
+  impl(std::unique_ptr<net::io_context> io, net::any_io_executor ex, std::string_view u,
+       client_options options)
+      : own_io(std::move(io)),
+        state(std::make_shared<shared_state>(std::move(ex), url::parse(u), std::move(options),
+                                             own_io != nullptr)) {}
+
+  ~impl() {
+    state->closed = true;
+    try {
+      for (call_op* op : state->active) op->abort();
+      state->deadlines.cancel();  // its handler holds the state
+    } catch (...) {
+      // Asio's cancel() throws only if the reactor itself failed.
+    }
+    boost::system::error_code ec;
+    for (auto& c : state->idle) c.socket.close(ec);
+    state->idle.clear();
+    state.reset();
+    // own_io goes last: its destructor destroys the handlers still queued
+    // (and the calls they own).
+  }
+
+  void start(std::string_view method, const array& params, completion done, wire_trace* trace) {
+    std::string body;
+    xmlrpc::write_call(body, method, params);  // throws std::invalid_argument
+    bool gzip_body = false;
+    std::size_t min = state->options.gzip_request_min_bytes;
+    if (min > 0 && body.size() >= min) {
+      std::string packed;
+      http::gzip(body, packed);
+      body.swap(packed);
+      gzip_body = true;
+    }
+    std::make_shared<call_op>(state, std::move(body), gzip_body, std::move(done), trace)->start();
+  }
+
+  // Runs one call on the client's own io_context until it completes.
+  call_result run(std::string_view method, const array& params) {
+    if (!own_io)
+      throw std::logic_error("synchronous calls need a client with an io_context of its own");
+    std::optional<call_result> out;
+    start(
+        method, params, [&out](call_result r) { out.emplace(std::move(r)); }, state->trace);
+    own_io->restart();
+    while (!out) {
+      if (own_io->run_one() == 0)
+        throw std::logic_error("rapidrpc::client: the call ran out of work without completing");
+    }
+    // Handlers the finished call left behind (aborted by the close of its
+    // socket, if any) run at the start of the next call; they hold no
+    // buffers (finish() freed them).
+    return std::move(*out);
+  }
+
+  std::unique_ptr<net::io_context> own_io;  // declared first: destroyed last
+  std::shared_ptr<shared_state> state;
+};
+
+namespace {
+
+std::unique_ptr<net::io_context> make_own_io() { return std::make_unique<net::io_context>(1); }
+
+}  // namespace
+
+client::client(std::string_view url, client_options options) {
+  auto io = make_own_io();
+  net::any_io_executor ex = io->get_executor();
+  impl_ = std::make_unique<impl>(std::move(io), std::move(ex), url, std::move(options));
+}
+
+client::client(net::any_io_executor executor, std::string_view url, client_options options)
+    : impl_(std::make_unique<impl>(nullptr, std::move(executor), url, std::move(options))) {}
+
+client::~client() = default;
+client::client(client&&) noexcept = default;
+client& client::operator=(client&&) noexcept = default;
+
+namespace {
+
+// (A template, so that the private client::impl is never named here.)
+template <class Impl>
+Impl& checked(const std::unique_ptr<Impl>& p) {
+  if (!p) throw std::logic_error("rapidrpc::client: use of a moved-from client");
+  return *p;
+}
+
+}  // namespace
+
+value client::call(std::string_view method, const array& params) {
+  call_result r = checked(impl_).run(method, params);
+  switch (r.index()) {
+    case 0:
+      return std::get<value>(std::move(r));
+    case 1:
+      throw std::get<fault>(std::move(r));
+    default:
+      throw std::get<transport_error>(std::move(r));
+  }
+}
+
+outcome client::try_call(std::string_view method, const array& params) {
+  return client_detail::to_outcome(checked(impl_).run(method, params));
+}
+
+std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, array>>& calls) {
+  value result = call("system.multicall", client_detail::multicall_params(calls));
+  return client_detail::split_multicall(std::move(result), calls.size());
+}
+
+// The method and params are encoded at once, so by-value (the public
+// signature, which lets callers move) costs nothing more.
+void client::async_call(std::string method,
+                        array params,  // NOLINT(performance-unnecessary-value-param)
+                        std::function<void(outcome)> done) {
+  auto& self = checked(impl_);
+  if (self.own_io) throw std::logic_error("async_call needs a client built on an executor");
+  self.start(
+      method, params,
+      [done = std::move(done)](call_result r) { done(client_detail::to_outcome(std::move(r))); },
+      nullptr);
+}
+
+void client::trace(wire_trace* trace) noexcept {
+  if (impl_) impl_->state->trace = trace;
+}
+
+const rapidrpc::url& client::target() const noexcept {
+  static const rapidrpc::url none;
+  return impl_ ? impl_->state->target : none;
+}
+
+void client::throw_result_type(std::string_view got) {
+  throw transport_error(transport_error::reason::bad_response,
+                        "the result has an unexpected type: " + std::string(got));
+}
+
+}  // namespace rapidrpc
