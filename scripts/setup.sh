@@ -18,7 +18,8 @@ sanitize=OFF
 for arg in "$@"; do
   case "$arg" in
     --tests)
-      packages+=(libgtest-dev)
+      # chromium renders the load generator's HTML report in a test.
+      packages+=(libgtest-dev chromium fonts-liberation)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;

@@ -1,0 +1,26 @@
+// The outputs of `rapidrpc bench`: a summary for people, JSON for machines,
+// and a self-contained HTML page with charts. No I/O: each returns text.
+#pragma once
+
+#include "loadgen.hpp"
+
+#include <string>
+
+namespace rapidrpc::cli {
+
+/// Successful calls per second.
+double throughput(const bench_result& r) noexcept;
+
+/// The human summary (several lines, ending with a newline).
+std::string summary_text(const bench_result& r);
+
+/// One JSON object with the settings, the summary and the timeline.
+std::string summary_json(const bench_result& r);
+
+/// A self-contained HTML page (inline CSS and SVG, no script, no external
+/// URL): settings, summary, latency distribution, latency percentiles,
+/// throughput and latency over time. Each chart is an <svg> with a fixed
+/// width and height and an id starting with "chart-".
+std::string report_html(const bench_result& r);
+
+}  // namespace rapidrpc::cli

@@ -1,0 +1,118 @@
+#include "commands.hpp"
+
+#include "bench_report.hpp"
+#include "json.hpp"
+
+#include <rapidrpc/client.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace rapidrpc::cli {
+
+std::string readable(const value& v) {
+  switch (v.type()) {
+    case kind::string: return v.as<std::string>();
+    case kind::nil: return "nil";
+    case kind::date_time: {
+      std::string out;
+      append_date_time(out, v.as<date_time>());
+      return out;
+    }
+    case kind::binary: {
+      std::string out = "base64:";
+      append_base64(out, v.as<bytes>().data);
+      return out;
+    }
+    default: return to_json(v, json_style{2});
+  }
+}
+
+namespace {
+
+void show_trace(const wire_trace& t) {
+  std::cerr << "--- request ---\n" << t.request;
+  if (!t.request.empty() && t.request.back() != '\n') std::cerr << '\n';
+  std::cerr << "--- response ---\n" << t.response_header;
+  if (!t.response_header.empty() && t.response_header.find("\r\n\r\n") == std::string::npos)
+    std::cerr << "\r\n";
+  std::cerr << t.response_body;
+  if (!t.response_body.empty() && t.response_body.back() != '\n') std::cerr << '\n';
+  std::cerr << "--- end ---\n";
+}
+
+}  // namespace
+
+int run_call(const call_options& o) {
+  client_options copts;
+  copts.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
+  if (o.timeout > 0 && copts.timeout < copts.connect_timeout) copts.connect_timeout = copts.timeout;
+  copts.headers = o.headers;
+  copts.keep_alive = false;
+  wire_trace trace;
+  try {
+    client c(o.url, copts);
+    bool want_trace = o.verbose || o.format == output_format::xml;
+    if (want_trace) c.trace(&trace);
+    outcome result;
+    try {
+      result = c.call(o.method, o.params);
+    } catch (const fault& f) {
+      result = f;
+    }
+    if (o.verbose) show_trace(trace);
+    if (o.format == output_format::xml) {
+      std::cout << trace.response_body;
+      if (!trace.response_body.empty() && trace.response_body.back() != '\n') std::cout << '\n';
+    }
+    if (auto* f = std::get_if<fault>(&result)) {
+      if (o.format == output_format::json) {
+        std::string out = "{\"faultCode\":" + std::to_string(f->code()) + ",\"faultString\":";
+        write_json_string(out, f->message());
+        std::cout << out << "}\n";
+      }
+      std::cerr << "fault " << f->code() << ": " << f->message() << "\n";
+      return exit_status::fault;
+    }
+    const value& v = std::get<value>(result);
+    if (o.format == output_format::json) std::cout << to_json(v) << "\n";
+    else if (o.format == output_format::readable) std::cout << readable(v) << "\n";
+    return exit_status::ok;
+  } catch (const transport_error& e) {
+    if (o.verbose) show_trace(trace);
+    std::cerr << "rapidrpc: " << e.what() << "\n";
+    return exit_status::transport;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "rapidrpc: " << e.what() << "\n";
+    return exit_status::usage;
+  }
+}
+
+int run_bench_command(const bench_options& options, const bench_outputs& outputs) {
+  bench_result r;
+  try {
+    r = run_bench(options);
+  } catch (const bench_error& e) {
+    std::cerr << "rapidrpc bench: " << e.what() << "\n";
+    return exit_status::transport;
+  }
+  if (outputs.json) std::cout << summary_json(r);
+  else std::cout << summary_text(r);
+  std::cout.flush();
+  if (!outputs.report_path.empty()) {
+    std::ofstream f(outputs.report_path, std::ios::binary | std::ios::trunc);
+    f << report_html(r);
+    f.close();
+    if (!f) {
+      std::cerr << "rapidrpc bench: cannot write " << outputs.report_path << "\n";
+      return exit_status::transport;
+    }
+    if (!outputs.json) std::cout << "  report      " << outputs.report_path << "\n";
+  }
+  return r.errors.total() || r.ok == 0 ? exit_status::fault : exit_status::ok;
+}
+
+}  // namespace rapidrpc::cli

@@ -1,0 +1,640 @@
+#include "loadgen.hpp"
+
+#include "response_framing.hpp"
+
+#include <rapidrpc/client.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <thread>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+namespace rapidrpc::cli {
+
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using clock = std::chrono::steady_clock;
+
+constexpr std::size_t initial_buffer = 64 * 1024;
+constexpr auto sweep_interval = std::chrono::milliseconds(20);
+constexpr auto connect_backoff = std::chrono::milliseconds(50);
+
+/// What every worker reads and none writes while the load runs.
+struct plan {
+  bench_options opts;
+  std::string request;  // the whole request, head and body
+  tcp::endpoint endpoint;
+  value expected;
+  bool capture = false;  // warm-up: keep the first answer instead of checking it
+  clock::time_point start;
+  clock::time_point deadline = clock::time_point::max();  // duration mode
+  clock::duration timeout;
+  clock::duration slot_width;
+};
+
+class worker;
+
+// One client connection. Exactly one operation (connect, write wait, read,
+// or nothing while idle) is pending at a time, and every completion comes
+// back to this object on its worker's thread.
+class connection {
+ public:
+  explicit connection(worker& w);
+  void next();                                  // closed loop: the next call, if any
+  void begin(clock::time_point started);        // starts a call measured from `started`
+  void check_timeout(clock::time_point now);
+  void resume_after_backoff(clock::time_point now);
+  void shutdown();
+
+  enum class state : unsigned char { idle, connecting, writing, reading, backoff, done };
+  state current() const noexcept { return state_; }
+
+ private:
+  void connect();
+  void on_connect(const boost::system::error_code& ec);
+  void write();
+  void read();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void finish_response(const response_frame& frame);
+  bool process_buffer(bool eof);
+  enum class fail_kind : unsigned char { connect, io, timeout, http_status, bad_response };
+  void fail(fail_kind kind, std::string_view what);
+  void close_socket();
+  void call_done();
+
+  worker& w_;
+  tcp::socket socket_;
+  state state_ = state::idle;
+  bool timed_out_ = false;
+  bool connected_ = false;
+  clock::time_point started_{};
+  clock::time_point backoff_until_{};
+  std::size_t sent_ = 0;
+  std::unique_ptr<char[]> in_;
+  std::size_t cap_ = 0, begin_ = 0, end_ = 0;
+  std::string chunk_scratch_;
+  std::string verified_body_;  // the last answer that parsed to the expected result
+  xmlrpc::parser xml_{xmlrpc::document_type::response};
+};
+
+class worker {
+ public:
+  worker(const plan& p, std::size_t connections, std::uint64_t quota, double rate, clock::duration phase)
+      : plan_(p), io_(1), sweep_(io_), rate_timer_(io_), quota_(quota), rate_(rate), phase_(phase) {
+    conns_.reserve(connections);
+    for (std::size_t i = 0; i < connections; ++i) conns_.push_back(std::make_unique<connection>(*this));
+    active_ = connections;
+  }
+
+  void run() {
+    if (conns_.empty()) return;
+    arm_sweep();
+    if (rate_ > 0) {
+      interval_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
+      next_due_ = plan_.start + phase_;
+      for (auto& c : conns_) idle_.push_back(c.get());
+      tick();
+    } else {
+      for (auto& c : conns_) c->next();
+    }
+    io_.run();
+  }
+
+  // -- called by connections ---------------------------------------------------
+
+  net::io_context& io() noexcept { return io_; }
+  const plan& the_plan() const noexcept { return plan_; }
+
+  // Closed loop: may another call start now?
+  bool take(clock::time_point now) noexcept {
+    if (issuing_done_) return false;
+    if (plan_.opts.requests) {
+      if (quota_ == 0) return stop_issuing();
+      --quota_;
+      return true;
+    }
+    if (now >= plan_.deadline) return stop_issuing();
+    return true;
+  }
+
+  // A connection has finished a call and is free.
+  void connection_free(connection& c) {
+    if (rate_ > 0) {
+      if (backlog_head_ < backlog_.size()) {
+        auto t = backlog_[backlog_head_++];
+        if (backlog_head_ == backlog_.size()) backlog_.clear(), backlog_head_ = 0;
+        c.begin(t);
+        return;
+      }
+      if (issuing_done_) return retire(c);
+      idle_.push_back(&c);
+      return;
+    }
+    c.next();
+  }
+
+  void retire(connection& c) {
+    c.shutdown();
+    if (--active_ == 0) {
+      sweep_.cancel();
+      rate_timer_.cancel();
+    }
+  }
+
+  void record_ok(clock::time_point started, clock::time_point now) {
+    auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
+    latency.record(ns);
+    ++ok;
+    auto& s = slot(now);
+    ++s.ok;
+    s.latency_sum_ns += ns;
+    s.latency_max_ns = std::max(s.latency_max_ns, ns);
+    last_done = std::max(last_done, now);
+  }
+
+  void record_error(clock::time_point now, std::string_view what) {
+    ++slot(now).errors;
+    last_done = std::max(last_done, now);
+    if (first_error.empty()) first_error = what;
+  }
+
+  // The result check; counts a fault or a mismatch. True if it is the expected one.
+  bool check(xmlrpc::method_response& r, clock::time_point now) {
+    if (plan_.capture) {
+      if (!captured) captured = std::move(r);
+      return true;
+    }
+    if (auto* f = std::get_if<fault>(&r)) {
+      ++errors.fault;
+      record_error(now, "fault " + std::to_string(f->code()) + ": " + f->message());
+      return false;
+    }
+    if (std::get<value>(r) != plan_.expected) {
+      ++errors.mismatch;
+      record_error(now, "unexpected result: " + to_debug_string(std::get<value>(r)));
+      return false;
+    }
+    return true;
+  }
+
+  // -- results, read after run() returns ---------------------------------------
+
+  histogram latency;
+  std::uint64_t ok = 0;
+  error_counts errors;
+  std::string first_error;
+  std::vector<time_slot> timeline;
+  clock::time_point last_done{};
+  std::optional<xmlrpc::method_response> captured;
+
+ private:
+  bool stop_issuing() noexcept {
+    issuing_done_ = true;
+    return false;
+  }
+
+  time_slot& slot(clock::time_point now) {
+    auto idx = static_cast<std::size_t>(std::max<clock::rep>(0, (now - plan_.start) / plan_.slot_width));
+    if (idx >= timeline.size()) timeline.resize(idx + 1);
+    return timeline[idx];
+  }
+
+  void arm_sweep() {
+    sweep_.expires_after(sweep_interval);
+    sweep_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || active_ == 0) return;
+      auto now = clock::now();
+      for (auto& c : conns_) {
+        c->check_timeout(now);
+        c->resume_after_backoff(now);
+      }
+      if (active_) arm_sweep();
+    });
+  }
+
+  // Open loop: starts every call that is due, on an idle connection or, if
+  // none is free, queued with its scheduled time (its latency runs from then).
+  void tick() {
+    auto now = clock::now();
+    while (!issuing_done_ && next_due_ <= now) {
+      if (plan_.opts.requests ? quota_ == 0 : next_due_ >= plan_.deadline) {
+        finish_issuing();
+        return;
+      }
+      if (plan_.opts.requests) --quota_;
+      if (!idle_.empty()) {
+        connection* c = idle_.back();
+        idle_.pop_back();
+        c->begin(next_due_);
+      } else {
+        backlog_.push_back(next_due_);
+      }
+      next_due_ += interval_;
+    }
+    if (issuing_done_) return;
+    rate_timer_.expires_at(next_due_);
+    rate_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) tick();
+    });
+  }
+
+  void finish_issuing() {
+    issuing_done_ = true;
+    rate_timer_.cancel();
+    auto idle = std::move(idle_);
+    idle_.clear();
+    for (auto* c : idle) retire(*c);
+  }
+
+  const plan& plan_;
+  net::io_context io_;
+  net::steady_timer sweep_;
+  net::steady_timer rate_timer_;
+  std::vector<std::unique_ptr<connection>> conns_;
+  std::size_t active_ = 0;
+  std::uint64_t quota_;
+  bool issuing_done_ = false;
+  // open loop
+  double rate_;
+  clock::duration phase_;
+  clock::duration interval_{};
+  clock::time_point next_due_{};
+  std::vector<connection*> idle_;
+  std::vector<clock::time_point> backlog_;
+  std::size_t backlog_head_ = 0;
+};
+
+connection::connection(worker& w) : w_(w), socket_(w.io()) {
+  cap_ = initial_buffer;
+  in_ = std::make_unique_for_overwrite<char[]>(cap_);
+}
+
+void connection::shutdown() {
+  state_ = state::done;
+  close_socket();
+}
+
+void connection::close_socket() {
+  boost::system::error_code ec;
+  socket_.close(ec);
+  connected_ = false;
+  begin_ = end_ = 0;
+}
+
+void connection::next() {
+  auto now = clock::now();
+  if (!w_.take(now)) {
+    w_.retire(*this);
+    return;
+  }
+  begin(now);
+}
+
+void connection::begin(clock::time_point started) {
+  started_ = started;
+  sent_ = 0;
+  if (!connected_) {
+    connect();
+  } else {
+    write();
+  }
+}
+
+void connection::connect() {
+  state_ = state::connecting;
+  begin_ = end_ = 0;
+  socket_.async_connect(w_.the_plan().endpoint,
+                        [this](const boost::system::error_code& ec) { on_connect(ec); });
+}
+
+void connection::on_connect(const boost::system::error_code& ec) {
+  if (timed_out_) {
+    timed_out_ = false;
+    return fail(fail_kind::timeout, "no connection within the timeout");
+  }
+  if (ec) return fail(fail_kind::connect, "connect: " + ec.message());
+  connected_ = true;
+  // async_connect left the descriptor in non-blocking mode, which write()'s
+  // plain send() relies on; saying so again would cost an ioctl per call.
+  const auto& p = w_.the_plan();
+  if (p.opts.keep_alive) {
+    boost::system::error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);
+    // A closed-loop call on a kept connection is timed from its first byte,
+    // as other load generators do; the open loop keeps the scheduled time.
+    if (p.opts.rate <= 0) started_ = clock::now();
+  }
+  write();
+}
+
+void connection::write() {
+  state_ = state::writing;
+  const std::string& req = w_.the_plan().request;
+  int fd = socket_.native_handle();
+  while (sent_ < req.size()) {
+    ssize_t n = ::send(fd, req.data() + sent_, req.size() - sent_, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      socket_.async_wait(tcp::socket::wait_write, [this](const boost::system::error_code& ec) {
+        if (timed_out_) {
+          timed_out_ = false;
+          return fail(fail_kind::timeout, "request not sent within the timeout");
+        }
+        if (ec) return fail(fail_kind::io, "write: " + ec.message());
+        write();
+      });
+      return;
+    }
+    return fail(fail_kind::io, std::string("send: ") + std::strerror(errno));
+  }
+  read();
+}
+
+void connection::read() {
+  state_ = state::reading;
+  if (end_ == cap_) {
+    // Make room: drop consumed bytes, then grow.
+    if (begin_ > 0) {
+      std::memmove(in_.get(), in_.get() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    } else {
+      auto grown = std::make_unique_for_overwrite<char[]>(cap_ * 2);
+      std::memcpy(grown.get(), in_.get(), end_);
+      in_ = std::move(grown);
+      cap_ *= 2;
+    }
+  }
+  socket_.async_read_some(net::buffer(in_.get() + end_, cap_ - end_),
+                          [this](const boost::system::error_code& ec, std::size_t n) { on_read(ec, n); });
+}
+
+void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (timed_out_) {
+    timed_out_ = false;
+    return fail(fail_kind::timeout, "no response within the timeout");
+  }
+  if (ec == net::error::eof) {
+    if (!process_buffer(true)) return;
+    return;
+  }
+  if (ec) return fail(fail_kind::io, "read: " + ec.message());
+  end_ += n;
+  if (process_buffer(false)) return;
+  read();
+}
+
+// True if the call is over (answered or failed); false if more bytes are needed.
+bool connection::process_buffer(bool eof) {
+  response_frame frame;
+  std::string_view data(in_.get() + begin_, end_ - begin_);
+  switch (frame_response(data, eof, frame, chunk_scratch_)) {
+    case frame_status::need_more:
+      return false;
+    case frame_status::bad:
+      if (eof && data.empty()) fail(fail_kind::io, "the server closed the connection");
+      else fail(fail_kind::bad_response, std::string("bad HTTP response: ") + frame.error);
+      return true;
+    case frame_status::complete:
+      begin_ += frame.consumed;
+      if (begin_ == end_) begin_ = end_ = 0;
+      if (eof) frame.keep_alive = false;
+      finish_response(frame);
+      return true;
+  }
+  return true;
+}
+
+void connection::finish_response(const response_frame& frame) {
+  auto now = clock::now();
+  const auto& p = w_.the_plan();
+  bool good = false;
+  if (frame.status != 200) {
+    ++w_.errors.http_status;
+    w_.record_error(now, "HTTP status " + std::to_string(frame.status));
+  } else if (frame.gzip) {
+    ++w_.errors.bad_response;
+    w_.record_error(now, "gzip response (not requested)");
+  } else if (!verified_body_.empty() && frame.body == verified_body_) {
+    // The very bytes of an answer already parsed and found right: the same
+    // answer. Servers repeat themselves, so this skips most parses, and the
+    // load generator stays far cheaper than any server it measures.
+    good = true;
+  } else {
+    xml_.reset();
+    if (!xml_.feed(frame.body) || !xml_.finish()) {
+      ++w_.errors.bad_response;
+      w_.record_error(now, "bad XML-RPC response: " + xml_.error().message);
+    } else {
+      good = w_.check(xml_.response(), now);
+      if (good && !p.capture) verified_body_.assign(frame.body);
+    }
+  }
+  if (good) w_.record_ok(started_, now);
+  if (!frame.keep_alive || !p.opts.keep_alive) close_socket();
+  call_done();
+}
+
+void connection::fail(fail_kind kind, std::string_view what) {
+  auto now = clock::now();
+  switch (kind) {
+    case fail_kind::connect: ++w_.errors.connect; break;
+    case fail_kind::io: ++w_.errors.io; break;
+    case fail_kind::timeout: ++w_.errors.timeout; break;
+    case fail_kind::http_status: ++w_.errors.http_status; break;
+    case fail_kind::bad_response: ++w_.errors.bad_response; break;
+  }
+  w_.record_error(now, what);
+  close_socket();
+  if (kind == fail_kind::connect) {
+    // Do not spin against a server that refuses: retry from the sweep.
+    state_ = state::backoff;
+    backoff_until_ = now + connect_backoff;
+    return;
+  }
+  call_done();
+}
+
+void connection::call_done() {
+  state_ = state::idle;
+  w_.connection_free(*this);
+}
+
+void connection::check_timeout(clock::time_point now) {
+  if (state_ != state::connecting && state_ != state::writing && state_ != state::reading) return;
+  if (timed_out_ || now - started_ < w_.the_plan().timeout) return;
+  timed_out_ = true;
+  boost::system::error_code ec;
+  socket_.close(ec);  // the pending operation completes with operation_aborted
+  connected_ = false;
+}
+
+void connection::resume_after_backoff(clock::time_point now) {
+  if (state_ != state::backoff || now < backoff_until_) return;
+  call_done();
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string encode_request(const bench_options& o, const url& u) {
+  std::string body;
+  try {
+    xmlrpc::write_call(body, o.method, o.params);
+  } catch (const std::invalid_argument& e) {
+    throw bench_error(std::string("cannot encode the call: ") + e.what());
+  }
+  std::string host = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+  if (u.port != "80") host += ":" + u.port;
+  std::string req;
+  req.reserve(body.size() + 256);
+  req += "POST " + u.path + " HTTP/1.1\r\nHost: " + host +
+         "\r\nUser-Agent: rapidrpc-bench\r\nContent-Type: text/xml\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n";
+  if (!o.keep_alive) req += "Connection: close\r\n";
+  if (!u.user.empty() || !u.password.empty()) {
+    std::string cred = u.user + ":" + u.password;
+    std::string b64;
+    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (std::size_t i = 0; i < cred.size(); i += 3) {
+      unsigned n = static_cast<unsigned char>(cred[i]) << 16;
+      if (i + 1 < cred.size()) n |= static_cast<unsigned char>(cred[i + 1]) << 8;
+      if (i + 2 < cred.size()) n |= static_cast<unsigned char>(cred[i + 2]);
+      b64 += alphabet[n >> 18];
+      b64 += alphabet[(n >> 12) & 63];
+      b64 += i + 1 < cred.size() ? alphabet[(n >> 6) & 63] : '=';
+      b64 += i + 2 < cred.size() ? alphabet[n & 63] : '=';
+    }
+    req += "Authorization: Basic " + b64 + "\r\n";
+  }
+  for (const auto& [name, val] : o.headers) req += name + ": " + val + "\r\n";
+  req += "\r\n";
+  req += body;
+  return req;
+}
+
+// Runs `p` on `threads` workers; returns them after they end.
+std::vector<std::unique_ptr<worker>> run_workers(plan& p) {
+  const auto& o = p.opts;
+  unsigned threads = std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
+  std::vector<std::unique_ptr<worker>> workers;
+  p.start = clock::now();
+  if (o.requests == 0)
+    p.deadline = p.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration));
+  for (unsigned t = 0; t < threads; ++t) {
+    std::size_t conns = o.connections / threads + (t < o.connections % threads ? 1 : 0);
+    std::uint64_t quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
+    double rate = o.rate > 0 ? o.rate / threads : 0;
+    auto phase = o.rate > 0 ? std::chrono::duration_cast<clock::duration>(
+                                  std::chrono::duration<double>(t / o.rate))
+                            : clock::duration{};
+    workers.push_back(std::make_unique<worker>(p, conns, quota, rate, phase));
+  }
+  std::vector<std::thread> running;
+  for (std::size_t t = 1; t < workers.size(); ++t) running.emplace_back([w = workers[t].get()] { w->run(); });
+  workers[0]->run();
+  for (auto& th : running) th.join();
+  return workers;
+}
+
+}  // namespace
+
+bench_result run_bench(const bench_options& options) {
+  bench_result result;
+  result.options = options;
+  if (options.connections == 0) throw bench_error("--connections must be at least 1");
+  url u;
+  try {
+    u = url::parse(options.url);
+  } catch (const std::invalid_argument& e) {
+    throw bench_error(std::string("bad URL: ") + e.what());
+  }
+
+  // Each connection is a descriptor: allow as many as the hard limit does.
+  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+
+  plan p;
+  p.opts = options;
+  p.request = encode_request(options, u);
+  p.timeout = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options.timeout));
+  p.slot_width = result.slot_width;
+  {
+    net::io_context io;
+    tcp::resolver resolver(io);
+    boost::system::error_code ec;
+    auto found = resolver.resolve(u.host, u.port, ec);
+    if (ec || found.empty()) throw bench_error("cannot resolve " + u.host + ": " + ec.message());
+    p.endpoint = found.begin()->endpoint();
+  }
+  result.request_bytes = p.request.size();
+  result.request_bytes_sample = p.request.substr(0, p.request.find("\r\n\r\n"));
+
+  if (options.expect) {
+    p.expected = *options.expect;
+  } else {
+    plan warm = p;
+    warm.opts.connections = 1;
+    warm.opts.threads = 1;
+    warm.opts.requests = 1;
+    warm.opts.rate = 0;
+    warm.capture = true;
+    auto workers = run_workers(warm);
+    auto& w = *workers[0];
+    if (!w.captured) throw bench_error("the warm-up call failed: " + w.first_error);
+    if (auto* f = std::get_if<fault>(&*w.captured))
+      throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " +
+                        f->message() + " (a benchmark needs a call that succeeds)");
+    p.expected = std::get<value>(*w.captured);
+  }
+  result.expected = p.expected;
+
+  result.started_at = utc_now();
+  auto workers = run_workers(p);
+  clock::time_point last{};
+  for (auto& w : workers) {
+    result.latency.merge(w->latency);
+    result.ok += w->ok;
+    result.errors.add(w->errors);
+    if (result.first_error.empty()) result.first_error = w->first_error;
+    if (w->timeline.size() > result.timeline.size()) result.timeline.resize(w->timeline.size());
+    for (std::size_t i = 0; i < w->timeline.size(); ++i) {
+      auto& s = result.timeline[i];
+      const auto& o = w->timeline[i];
+      s.ok += o.ok;
+      s.errors += o.errors;
+      s.latency_sum_ns += o.latency_sum_ns;
+      s.latency_max_ns = std::max(s.latency_max_ns, o.latency_max_ns);
+    }
+    last = std::max(last, w->last_done);
+  }
+  result.elapsed_s = last > p.start ? std::chrono::duration<double>(last - p.start).count() : 0;
+  return result;
+}
+
+}  // namespace rapidrpc::cli

@@ -1,0 +1,101 @@
+// The load generator behind `rapidrpc bench`: many connections calling one
+// method, every answer checked, latencies in a histogram.
+//
+// Threads: run() starts `threads` threads, each with an io_context of its
+// own; the connections are spread over them round-robin, and a connection
+// is only ever touched by its thread. Each thread keeps its own histogram
+// and timeline; run() merges them after the threads end. Nothing is shared
+// between threads while the load runs.
+//
+// Per request, on a keep-alive connection: one send() of the pre-encoded
+// request, one recv() for the response (after a short read Asio waits for
+// epoll instead of trying a read that would block), the framing, the check:
+// an answer byte-identical to one this connection already parsed and found
+// right passes as is; any other is parsed (one reused expat parser per
+// connection) and its value compared with the expected one. No allocation
+// on that path once the buffers have grown to fit.
+#pragma once
+
+#include "histogram.hpp"
+
+#include <rapidrpc/value.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rapidrpc::cli {
+
+/// What to run.
+struct bench_options {
+  std::string url;
+  std::string method;
+  array params;
+  std::size_t connections = 16;
+  std::uint64_t requests = 0;    ///< total calls; 0: run for `duration`
+  double duration = 10;          ///< seconds, when requests == 0
+  bool keep_alive = true;        ///< false: a new connection per call
+  double rate = 0;               ///< calls/s, open loop; 0: closed loop (as fast as answered)
+  unsigned threads = 1;
+  double timeout = 10;           ///< seconds one call may take
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<value> expect;   ///< the expected result; unset: the warm-up call's
+};
+
+/// Errors by kind.
+struct error_counts {
+  std::uint64_t connect = 0;       ///< could not connect
+  std::uint64_t io = 0;            ///< the connection failed or closed mid-call
+  std::uint64_t timeout = 0;       ///< no answer within --timeout
+  std::uint64_t http_status = 0;   ///< an HTTP status other than 200
+  std::uint64_t bad_response = 0;  ///< not HTTP, not XML-RPC
+  std::uint64_t fault = 0;         ///< an XML-RPC fault
+  std::uint64_t mismatch = 0;      ///< a result other than the expected one
+
+  std::uint64_t total() const noexcept {
+    return connect + io + timeout + http_status + bad_response + fault + mismatch;
+  }
+  void add(const error_counts& o) noexcept {
+    connect += o.connect; io += o.io; timeout += o.timeout; http_status += o.http_status;
+    bad_response += o.bad_response; fault += o.fault; mismatch += o.mismatch;
+  }
+};
+
+/// One slice of the run's timeline.
+struct time_slot {
+  std::uint64_t ok = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t latency_sum_ns = 0;  ///< of the ok calls
+  std::uint64_t latency_max_ns = 0;
+};
+
+/// What a run measured.
+struct bench_result {
+  bench_options options;
+  value expected;                   ///< what every answer was compared with
+  std::string request_bytes_sample; ///< the request's head, for the report
+  std::size_t request_bytes = 0;    ///< size of one request on the wire
+  std::uint64_t ok = 0;
+  error_counts errors;
+  std::string first_error;          ///< a description of the first error seen
+  double elapsed_s = 0;             ///< first send to last answer
+  histogram latency;                ///< of the ok calls, nanoseconds
+  std::chrono::nanoseconds slot_width{std::chrono::milliseconds(100)};
+  std::vector<time_slot> timeline;  ///< from the start, slot_width each
+  std::string started_at;           ///< wall-clock start, UTC, ISO 8601
+};
+
+/// A run that could not start (bad URL, no answer to the warm-up call, ...).
+class bench_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Makes the warm-up call (unless options.expect is set), then runs the load.
+/// Throws bench_error if it cannot start.
+bench_result run_bench(const bench_options& options);
+
+}  // namespace rapidrpc::cli
