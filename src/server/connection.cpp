@@ -175,7 +175,7 @@ void connection::process_requests() {
 void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
   const http::request& req = reader_.current();
-  phase_ = phase::call;  // the next request's deadline starts afresh
+  set_phase(phase::call, clock::time_point{});  // no deadline while the call runs
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req.version == 10;
 

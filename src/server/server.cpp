@@ -129,7 +129,9 @@ void loop::accept(listener& l) {
 void loop::sweep() {
   sweep_timer_.expires_after(std::chrono::seconds(1));
   sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
+    // A sweep that had already fired when the loop finished must not arm
+    // another: the loop would never run out of work.
+    if (ec || !work_) return;
     auto now = connection::clock::now();
     // Closing only cancels a connection's waits, so none is destroyed while
     // the set is walked.
@@ -154,7 +156,7 @@ void loop::begin_drain(std::chrono::milliseconds drain) {
   for (connection* c : now) c->drain();
   drain_timer_.expires_after(drain);
   drain_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
+    if (ec || !work_) return;
     // Past the deadline: whatever is left is cut off.
     std::vector<connection*> left(connections_.begin(), connections_.end());
     for (connection* c : left) c->close();
