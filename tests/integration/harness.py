@@ -2,7 +2,17 @@
 
 Starts the real daemon on 127.0.0.1 with port 0, waits for its
 `listening on HOST:PORT` line, and stops it with SIGTERM on teardown,
-asserting a clean exit (status 0) within STOP_TIMEOUT seconds.
+asserting a clean exit (status 0) within STOP_TIMEOUT seconds that leaves none
+of its processes (prefork/fork children, --isolate workers) behind. Each
+daemon runs in a process group of its own, so a kill takes them all; a stop
+that times out reports the daemon's thread stacks (if gdb is installed).
+
+Extra daemon arguments come from the RAPIDRPCD_ARGS environment variable
+(shell-split, appended to every daemon the harness starts; an option a test
+passes itself wins over the same option there). MODE names the serving mode
+they select: "async-pool" (the default), "async-pool-isolate", "async",
+"sequential", "fork" or "prefork"; tests that do not apply to a mode skip
+themselves with skip_in_modes(), saying why.
 
 The daemon binary comes from, in order:
   1. the RAPIDRPCD environment variable (what ctest sets),
@@ -20,6 +30,7 @@ import http.client
 import os
 import re
 import selectors
+import shlex
 import signal
 import socket
 import subprocess
@@ -48,6 +59,118 @@ _LISTENING_RE = re.compile(rb"listening on \S+:(\d+)")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# -- serving modes ---------------------------------------------------------------
+
+def _env_args():
+    try:
+        return shlex.split(os.environ.get("RAPIDRPCD_ARGS", ""))
+    except ValueError as err:
+        raise RuntimeError(f"RAPIDRPCD_ARGS cannot be split: {err}") from None
+
+
+def _option_name(token):
+    return token.split("=", 1)[0] if token.startswith("--") else None
+
+
+def _options(args):
+    """[(name, tokens)] for a daemon argument list: an option and its value
+    (`--x=v`, `--x v`, or a bare flag)."""
+    out, i = [], 0
+    while i < len(args):
+        tok = str(args[i])
+        name = _option_name(tok)
+        if name is not None and "=" not in tok and i + 1 < len(args) \
+                and not str(args[i + 1]).startswith("--"):
+            out.append((name, [tok, str(args[i + 1])]))
+            i += 2
+        else:
+            out.append((name, [tok]))
+            i += 1
+    return out
+
+
+def mode_of(args):
+    """The serving mode an argument list selects (see the module docstring)."""
+    mode, isolate = "async-pool", False
+    for name, tokens in _options(args):
+        if name == "--mode":
+            mode = tokens[0].split("=", 1)[1] if "=" in tokens[0] else tokens[-1]
+        elif name == "--isolate":
+            isolate = True
+    return "async-pool-isolate" if mode == "async-pool" and isolate else mode
+
+
+EXTRA_ARGS = _env_args()
+MODE = mode_of(EXTRA_ARGS)
+MODES = ("async-pool", "async-pool-isolate", "async", "sequential", "fork", "prefork")
+if MODE not in MODES:
+    raise RuntimeError(f"RAPIDRPCD_ARGS selects an unknown mode {MODE!r} (one of {MODES})")
+# Modes in which a pool method (load) runs on the one loop, blocking it.
+INLINE_MODES = ("async", "sequential")
+# Modes in which every connection is served by a process of its own, one
+# connection per process at a time (at most --processes of them).
+PROCESS_MODES = ("fork", "prefork")
+# Modes that answer one request per connection, then close it.
+CLOSE_AFTER_RESPONSE_MODES = ("sequential",)
+
+
+def _option_value(args, name):
+    value = None
+    for opt, tokens in _options(args):
+        if opt == name:
+            value = tokens[0].split("=", 1)[1] if "=" in tokens[0] else tokens[-1]
+    return value
+
+
+def capacity(args=None):
+    """How many connections the daemon started with `args` (by default
+    EXTRA_ARGS) serves at once, or None if there is no small fixed number:
+    1 in sequential, --processes (0: one per core) in fork and prefork.
+    Connections beyond it wait in the kernel's accept backlog."""
+    args = EXTRA_ARGS if args is None else args
+    mode = mode_of(args)
+    if mode == "sequential":
+        return 1
+    if mode in PROCESS_MODES:
+        n = int(_option_value(args, "--processes") or 0)
+        return n if n > 0 else (os.cpu_count() or 1)
+    return None
+
+
+def skip_in_modes(modes, reason):
+    """Skips a test (or class) when MODE is one of `modes`, saying why."""
+    if isinstance(modes, str):
+        modes = (modes,)
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f"unknown mode {m!r}")
+    return unittest.skipIf(MODE in modes, f"not in --mode {MODE}: {reason}")
+
+
+def expected_failure_in_modes(modes, bug):
+    """Marks a test as an expected failure in `modes` (a known server bug,
+    described by `bug`); elsewhere it must pass. Once the bug is fixed, the
+    unexpected success fails the run: remove the marker then."""
+    if isinstance(modes, str):
+        modes = (modes,)
+    if MODE in modes:
+        return unittest.expectedFailure
+    return lambda test: test
+
+
+
+
+
+def merge_args(test_args, env_args):
+    """`test_args` followed by those options of `env_args` the test does not set."""
+    own = {name for name, _ in _options(test_args) if name is not None}
+    extra = []
+    for name, tokens in _options(env_args):
+        if name is None or name not in own:
+            extra.extend(tokens)
+    return [*map(str, test_args), *extra]
+
+
 def daemon_path():
     """The rapidrpcd binary under test (see the module docstring)."""
     path = os.environ.get("RAPIDRPCD")
@@ -71,7 +194,10 @@ def main():
 
 def _die_with_parent():
     """In the child before exec: SIGKILL it if the test process dies (for
-    example killed by a ctest timeout), so no daemon outlives its test."""
+    example killed by a ctest timeout), so no daemon outlives its test; and
+    put it in a process group of its own, so that killing it also kills the
+    processes it started (prefork and fork children, --isolate workers)."""
+    os.setpgid(0, 0)
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -83,17 +209,53 @@ class DaemonError(AssertionError):
     pass
 
 
+def _process_group(pgid):
+    """{pid: command line} of the live processes in process group `pgid`."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid or fields[0] == "Z":
+                continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                out[int(name)] = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def _stacks(pid, timeout=30):
+    """Every thread's stack of a live process, with gdb if there is one."""
+    try:
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt 20"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"(no stacks: {err})"
+    lines = [ln for ln in r.stdout.decode("utf-8", "replace").splitlines()
+             if ln.startswith(("#", "Thread "))]
+    return "\n".join(lines)[-6000:] or "(gdb printed no stacks)"
+
+
 class Daemon:
     """One running rapidrpcd process."""
 
-    def __init__(self, *extra_args):
-        self.args = [daemon_path(), "--host", HOST, "--port", "0", *map(str, extra_args)]
+    def __init__(self, *extra_args, env_args=True):
+        """`extra_args` follow --host and --port; with env_args (the default),
+        RAPIDRPCD_ARGS (EXTRA_ARGS) follow them, minus the options the test
+        sets itself. Tests that choose their own mode pass env_args=False."""
+        own = ["--host", HOST, "--port", "0", *map(str, extra_args)]
+        args = merge_args(own, EXTRA_ARGS if env_args else [])
+        self.args = [daemon_path(), *args]
         self.proc = None
         self.port = None
         self._stderr = tempfile.TemporaryFile()
         self._stdout_lines = []
         self._stdout_thread = None
         self._listening = threading.Event()
+        self._group_gone = False
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -154,17 +316,21 @@ class Daemon:
 
     def stop(self, signum=signal.SIGTERM, timeout=STOP_TIMEOUT):
         """Sends `signum` and asserts the process exits with status 0 within
-        `timeout`; kills it with SIGKILL otherwise."""
+        `timeout`, leaving none of its processes behind; kills them all with
+        SIGKILL otherwise."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
             self.proc.send_signal(signum)
         status = self.wait(timeout)
         if status is None:
+            group = self.processes()
+            stacks = _stacks(self.proc.pid)
             self.proc.kill()
             self.wait(10)
             message = (f"rapidrpcd did not exit within {timeout} s of "
-                       f"{signal.Signals(signum).name}; killed\n{self.diagnostics()}")
+                       f"{signal.Signals(signum).name}; killed\n{self.diagnostics()}\n"
+                       f"its processes: {group}\nstacks of pid {self.proc.pid}:\n{stacks}")
             self.kill()
             raise DaemonError(message)
         if status != 0:
@@ -172,12 +338,35 @@ class Daemon:
                        f"{signal.Signals(signum).name}\n{self.diagnostics()}")
             self.kill()
             raise DaemonError(message)
+        # A clean exit ends every process the daemon started.
+        deadline = time.monotonic() + 2.0
+        while self.processes() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        left = self.processes()
+        if left:
+            message = (f"rapidrpcd exited with status 0 after {signal.Signals(signum).name} but "
+                       f"left processes running: {left}\n{self.diagnostics()}")
+            self.kill()
+            raise DaemonError(message)
+        self._group_gone = True  # its process group number may be reused from now on
         self._join_stdout()
         self._stderr.close()
 
+    def processes(self):
+        """{pid: command line} of the daemon and the processes it started
+        (its process group), while any is alive."""
+        return {} if self.proc is None else _process_group(self.proc.pid)
+
     def kill(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+        """SIGKILL to the daemon and every process it started."""
+        if self.proc is not None:
+            if not self._group_gone:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if self.proc.poll() is None:
+                self.proc.kill()
             self.wait(10)
         self._join_stdout()
         self._stderr.close()
@@ -237,10 +426,10 @@ class Daemon:
 
 
 @contextlib.contextmanager
-def running_daemon(*extra_args):
+def running_daemon(*extra_args, env_args=True):
     """Starts rapidrpcd with `extra_args`, yields the Daemon (its .url is the
     endpoint), and on exit stops it with SIGTERM, asserting exit status 0."""
-    daemon = Daemon(*extra_args).start()
+    daemon = Daemon(*extra_args, env_args=env_args).start()
     with daemon:
         yield daemon
 

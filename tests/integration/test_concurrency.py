@@ -1,5 +1,6 @@
 """Concurrency: CPU-bound calls do not block fast ones (no head-of-line
-blocking), and the async sleep method holds no thread."""
+blocking), the async sleep method holds no thread, and the modes that serve a
+fixed number of connections at once (sequential, fork, prefork) keep to it."""
 
 import concurrent.futures as cf
 import statistics
@@ -10,12 +11,17 @@ import unittest
 
 import harness
 from harness import (DaemonTestCase, call_body, concurrent_exchanges, fib_fast, http_request,
-                     make_proxy, parse_result, running_daemon)
+                     make_proxy, parse_result, running_daemon, skip_in_modes)
 
 LOAD_N = 400_000
 LOADERS = 4
 ECHO_CALLS = 200
 ECHO_BOUND_S = 0.050
+if harness.MODE == "fork":
+    # Every echo (a new connection) forks a process, while four CPU-bound
+    # processes share the cores: the fork and its first time slice take tens
+    # of ms on a 2-core machine. Waiting behind a load would take >= 250 ms.
+    ECHO_BOUND_S = 0.150
 
 
 def report(msg):
@@ -23,8 +29,14 @@ def report(msg):
 
 
 class HeadOfLine(DaemonTestCase):
-    daemon_args = ()  # default --threads / --workers
+    # Default --threads / --workers. In fork and prefork a process serves one
+    # connection at a time, so there must be processes to spare beyond the
+    # LOADERS' keep-alive connections for the fast calls to find one free.
+    daemon_args = ("--processes", LOADERS + 2) if harness.MODE in harness.PROCESS_MODES else ()
 
+    @skip_in_modes(harness.INLINE_MODES,
+                   "pool methods (load) run inline on the one loop by design, so a fast call "
+                   "waits behind the CPU-bound ones (head-of-line blocking is the mode)")
     def test_fast_calls_not_blocked_by_cpu_bound_calls(self):
         expected = fib_fast(LOAD_N)
         with self.proxy() as p:
@@ -127,6 +139,11 @@ class HeadOfLine(DaemonTestCase):
 
 class SleepHoldsNoThread(unittest.TestCase):
 
+    @skip_in_modes("sequential", "one connection at a time by design: 200 x sleep(1) take 200 s; "
+                   "see ModeCapacity.test_sequential_serves_one_connection_at_a_time")
+    @skip_in_modes(harness.PROCESS_MODES,
+                   "a process per connection: 200 concurrent sleep(1) calls need 200 processes, "
+                   "--processes N serves N at a time; see ModeCapacity")
     def test_200_concurrent_sleeps_with_one_thread_and_one_worker(self):
         with running_daemon("--workers", "1", "--threads", "1") as d:
             req = http_request(call_body("sleep", 1.0))
@@ -166,6 +183,46 @@ class SleepHoldsNoThread(unittest.TestCase):
             with self.assertRaises(harness.xmlrpc.client.Fault) as cm:
                 p.sleep()
             self.assertEqual(cm.exception.faultCode, -32602)
+
+
+class ModeCapacity(unittest.TestCase):
+    """What holds instead of "sleep holds no thread" where a connection holds
+    the whole server (sequential) or a whole process (fork, prefork): exactly
+    that many calls run at once, and the next waits for one to finish."""
+
+    def run_sleeps(self, d, count, seconds):
+        # Connection: close, so a finished call does not keep its process (or
+        # the one sequential slot) for the idle timeout.
+        req = http_request(call_body("sleep", seconds), headers=[("Connection", "close")])
+        results, done, t0 = concurrent_exchanges(d.port, [req] * count, 30.0)
+        bad = [r for r in results if not isinstance(r, harness.RawResponse) or r.status != 200]
+        self.assertEqual(bad, [], f"{len(bad)} of {count} sleep calls failed\n{d.diagnostics()}")
+        self.assertEqual([parse_result(r.body) for r in results], [True] * count)
+        times = sorted(x - t0 for x in done)
+        report(f"{count} x sleep({seconds}) in --mode {harness.MODE}: done at "
+               + ", ".join(f"{x:.2f}" for x in times) + " s")
+        return times
+
+    @unittest.skipUnless(harness.MODE == "sequential", "only --mode sequential serves one "
+                         "connection at a time")
+    def test_sequential_serves_one_connection_at_a_time(self):
+        with running_daemon() as d:
+            times = self.run_sleeps(d, 3, 0.5)
+            for i, t in enumerate(times, 1):
+                self.assertGreaterEqual(t, 0.5 * i - 0.05, f"call {i} was not served after the others")
+                self.assertLess(t, 0.5 * i + 0.4, f"call {i} waited longer than the calls before it")
+
+    @unittest.skipUnless(harness.MODE in harness.PROCESS_MODES,
+                         "only fork and prefork serve at most --processes connections at once")
+    def test_processes_serve_that_many_connections_at_once(self):
+        with running_daemon("--processes", "2") as d:
+            times = self.run_sleeps(d, 4, 1.0)
+            for t in times[:2]:
+                self.assertGreaterEqual(t, 0.95)
+                self.assertLess(t, 1.5, "the first two calls were not served at once")
+            for t in times[2:]:
+                self.assertGreaterEqual(t, 1.95, "more than --processes 2 calls ran at once")
+                self.assertLess(t, 2.7, "a finished process did not take the next connection")
 
 
 if __name__ == "__main__":

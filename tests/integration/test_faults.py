@@ -5,6 +5,7 @@ import gzip
 import socket
 import struct
 import time
+import unittest
 
 import harness
 from harness import (DaemonTestCase, RawClient, call_body, chunked, exchange, http_request,
@@ -346,6 +347,34 @@ class RequestTimeout(FaultTestCase):
             if resp is not None:
                 self.assertEqual(resp.status, 408, resp)
             self.assertLess(elapsed, 8.0, "a stalled request held the connection")
+
+
+class IdleTimeout(FaultTestCase):
+    # In fork and prefork the idle timeout is capped at 2 s anyway.
+    daemon_args = ("--idle-timeout", "1")
+
+    def test_silent_connection_is_closed(self):
+        with RawClient(self.daemon) as c:
+            t0 = time.monotonic()
+            try:
+                closed = c.at_eof(8)
+            except ConnectionResetError:
+                closed = True
+            self.assertTrue(closed, "a connection that sent nothing was kept open for 8 s")
+            self.assertLess(time.monotonic() - t0, 4.0)
+
+    # Regression: a call that outlasted the idle timeout was cut off with no
+    # reply (the connection kept its idle deadline while the call ran).
+    def test_call_longer_than_idle_timeout_is_answered(self):
+        with RawClient(self.daemon) as c:
+            c.send(http_request(call_body("sleep", 2.5)))
+            try:
+                resp = c.read_response()
+            except (harness.IncompleteResponse, ConnectionResetError) as err:
+                self.fail(f"sleep(2.5) with --idle-timeout 1: connection closed without a reply "
+                          f"({err!r})")
+            self.assertEqual(resp.status, 200, resp)
+            self.assertIs(parse_result(resp.decoded_body()), True)
 
 
 class DocumentLimits(FaultTestCase):

@@ -4,14 +4,22 @@ response headers."""
 import email.utils
 import gzip
 import time
+import unittest
 
 import harness
 from harness import (DaemonTestCase, RawClient, call_body, chunked, exchange, http_request,
-                     parse_result)
+                     parse_result, skip_in_modes)
+
+# --mode sequential answers one request per connection, then closes it.
+ONE_REQUEST_PER_CONNECTION = skip_in_modes(
+    harness.CLOSE_AFTER_RESPONSE_MODES,
+    "one request per connection (every reply carries Connection: close), so keep-alive "
+    "reuse and pipelining do not apply; see SequentialClosesEveryConnection")
 
 
 class KeepAlive(DaemonTestCase):
 
+    @ONE_REQUEST_PER_CONNECTION
     def test_http11_connection_is_reused(self):
         conn = self.daemon.connection()
         try:
@@ -33,6 +41,7 @@ class KeepAlive(DaemonTestCase):
         finally:
             conn.close()
 
+    @ONE_REQUEST_PER_CONNECTION
     def test_server_proxy_reuses_connection(self):
         with self.proxy() as p:
             self.assertEqual(p.echo(1), 1)
@@ -59,6 +68,7 @@ class KeepAlive(DaemonTestCase):
             self.assertNotIn("keep-alive", resp.connection_tokens())
             self.assertTrue(c.at_eof(10), "HTTP/1.0 connection left open")
 
+    @ONE_REQUEST_PER_CONNECTION
     def test_http10_keep_alive(self):
         with RawClient(self.daemon) as c:
             req = http_request(call_body("echo", "a"), version="HTTP/1.0",
@@ -71,6 +81,7 @@ class KeepAlive(DaemonTestCase):
                                 headers=[("Connection", "keep-alive")]))
             self.assertEqual(parse_result(c.read_response().decoded_body()), "b")
 
+    @ONE_REQUEST_PER_CONNECTION
     def test_idle_keep_alive_connection_survives_a_short_pause(self):
         with RawClient(self.daemon) as c:
             c.send(http_request(call_body("echo", 1)))
@@ -104,6 +115,7 @@ class ExpectContinue(DaemonTestCase):
             self.assertEqual(parse_result(resp.decoded_body()), "e" * 2000)
 
 
+@ONE_REQUEST_PER_CONNECTION
 class Pipelining(DaemonTestCase):
 
     def test_three_requests_in_one_send(self):
@@ -161,6 +173,14 @@ class Bodies(DaemonTestCase):
         body = call_body("echo", 77)
         raw = (b"%x;name=value\r\n" % len(body) + body + b"\r\n0\r\nX-Trailer: t\r\n\r\n")
         req = http_request(raw, content_length=False, headers=[("Transfer-Encoding", "chunked")])
+        if harness.MODE in harness.CLOSE_AFTER_RESPONSE_MODES:
+            # One request per connection: the trailer must still be consumed
+            # cleanly (the reply, then an orderly close).
+            with RawClient(self.daemon) as c:
+                c.send(req)
+                self.assertEqual(parse_result(c.read_response().body), 77)
+                self.assertTrue(c.at_eof(10))
+            return
         with RawClient(self.daemon) as c:
             c.send(req + http_request(call_body("echo", 78)))
             self.assertEqual(parse_result(c.read_response().body), 77)
@@ -233,6 +253,45 @@ class Bodies(DaemonTestCase):
         req = http_request(call_body("echo", 5), headers=[("Accept-Encoding", "gzip")])
         resp = exchange(self.daemon, req)
         self.assertEqual(parse_result(resp.decoded_body()), 5)
+
+
+@unittest.skipUnless(harness.MODE in harness.CLOSE_AFTER_RESPONSE_MODES,
+                     "only --mode sequential closes every connection after one reply")
+class SequentialClosesEveryConnection(DaemonTestCase):
+    """What replaces keep-alive and pipelining in --mode sequential."""
+
+    def test_http11_reply_carries_connection_close_then_closes(self):
+        with RawClient(self.daemon) as c:
+            c.send(http_request(call_body("echo", "once")))
+            resp = c.read_response()
+            self.assertEqual(resp.status, 200, resp)
+            self.assertEqual(parse_result(resp.decoded_body()), "once")
+            self.assertIn("close", resp.connection_tokens(), resp)
+            self.assertTrue(c.at_eof(10), "connection left open after a Connection: close reply")
+
+    def test_http10_keep_alive_request_still_closes(self):
+        with RawClient(self.daemon) as c:
+            c.send(http_request(call_body("echo", "a"), version="HTTP/1.0",
+                                headers=[("Connection", "keep-alive")]))
+            resp = c.read_response()
+            self.assertEqual(parse_result(resp.decoded_body()), "a")
+            self.assertNotIn("keep-alive", resp.connection_tokens(), resp)
+            self.assertTrue(c.at_eof(10))
+
+    def test_pipelined_requests_only_the_first_is_answered(self):
+        with RawClient(self.daemon) as c:
+            c.send(http_request(call_body("echo", "one")) + http_request(call_body("echo", "two")))
+            resp = c.read_response()
+            self.assertEqual(parse_result(resp.decoded_body()), "one")
+            self.assertIn("close", resp.connection_tokens(), resp)
+            try:
+                self.assertTrue(c.at_eof(10), "a second reply or an open connection")
+            except ConnectionResetError:
+                pass  # unread pipelined bytes may turn the close into a reset
+
+    def test_server_proxy_calls_each_on_a_new_connection(self):
+        with self.proxy() as p:
+            self.assertEqual([p.echo(i) for i in range(5)], list(range(5)))
 
 
 class Headers(DaemonTestCase):
