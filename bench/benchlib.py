@@ -1,0 +1,313 @@
+"""Shared helpers for the side-by-side benchmarks (bench/throughput, bench/seed_bench).
+
+Starts each server under test on 127.0.0.1 and a free port, waits until it
+answers a real XML-RPC call, and stops it again by its own pid.  Nothing
+here talks to any address but 127.0.0.1.
+"""
+
+import datetime
+import http.client
+import os
+import platform
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(BENCH_DIR)
+HOST = "127.0.0.1"
+
+SAMPLE_ADD_BODY = (
+    '<?xml version="1.0"?>\n'
+    "<methodCall><methodName>sample.add</methodName><params>"
+    "<param><value><int>3</int></value></param>"
+    "<param><value><int>5</int></value></param>"
+    "</params></methodCall>\n"
+)
+
+
+class BenchError(Exception):
+    """A server could not be built, started or reached."""
+
+
+def log(msg):
+    """Progress goes to stderr so stdout stays pure Markdown."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def default_python():
+    """Debian's interpreter if present (the documented reference), else ours."""
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+
+def default_rapidrpcd():
+    return os.environ.get("RAPIDRPCD", os.path.join(REPO_DIR, "build", "bin", "rapidrpcd"))
+
+
+def build_abyss_server(workdir):
+    """Compile bench/peers/abyss_server.cpp with g++ into workdir; return its path."""
+    config = shutil.which("xmlrpc-c-config")
+    if not config:
+        raise BenchError("xmlrpc-c-config not found (apt-get install libxmlrpc-c++8-dev)")
+    flags = subprocess.run([config, "c++2", "abyss-server", "--cflags", "--libs"],
+                           check=True, capture_output=True, text=True).stdout.split()
+    out = os.path.join(workdir, "abyss_server")
+    cmd = [os.environ.get("CXX", "g++"), "-std=c++20", "-O2", "-o", out,
+           os.path.join(BENCH_DIR, "peers", "abyss_server.cpp")] + flags + ["-lgmp"]
+    log("building the Abyss peer: " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchError("building abyss_server failed:\n" + proc.stderr)
+    return out
+
+
+def xmlrpc_post(port, body, timeout=5.0):
+    """POST body to /RPC2; return (status, response body as text)."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        conn.request("POST", "/RPC2", body=body.encode(), headers={"Content-Type": "text/xml"})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+class Server:
+    """One server under test, started on 127.0.0.1:port and stopped by pid.
+
+    name:  label in the tables
+    argv:  command line, with {port} and {prefix} filled in at start
+    setup: optional callable(prefix, port) run before start (writes config)
+    """
+
+    def __init__(self, name, argv, setup=None):
+        self.name = name
+        self.argv = argv
+        self.setup = setup
+        self.proc = None
+        self.port = None
+        self.prefix = None
+        self.log_path = None
+
+    def start(self, timeout=15.0):
+        self.port = free_port()
+        self.prefix = tempfile.mkdtemp(prefix="rapidrpc-bench-%s-" % self.name.split()[0].lower())
+        if self.setup:
+            self.setup(self.prefix, self.port)
+        argv = [a.format(port=self.port, prefix=self.prefix) for a in self.argv]
+        self.log_path = os.path.join(self.prefix, "server.log")
+        log("starting %s: %s" % (self.name, " ".join(argv)))
+        with open(self.log_path, "wb") as out:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout):
+        """Ready = answers sample.add(3, 5) with 8 (as <int> or <i4>)."""
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise BenchError("%s exited with status %s before answering; log:\n%s"
+                                 % (self.name, self.proc.returncode, self.log_tail()))
+            try:
+                status, body = xmlrpc_post(self.port, SAMPLE_ADD_BODY, timeout=2.0)
+                if status == 200 and ("<int>8</int>" in body or "<i4>8</i4>" in body):
+                    return
+                last = "status %d body %r" % (status, body[:300])
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.05)
+        raise BenchError("%s did not answer sample.add(3, 5) correctly within %.0f s (%s); log:\n%s"
+                         % (self.name, timeout, last, self.log_tail()))
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, n=20):
+        try:
+            with open(self.log_path, "r", errors="replace") as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        """SIGTERM the process we started (nginx's master takes its workers
+        with it), SIGKILL it after 5 s; returns its exit status."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def cleanup(self):
+        """Remove the temporary prefix (config, logs) after stop()."""
+        if self.prefix:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+def rapidrpcd_server(path, extra_args=()):
+    return Server("rapidrpcd", [path, "--host", HOST, "--port", "{port}"] + list(extra_args))
+
+
+def python_server(python):
+    return Server("Python SimpleXMLRPCServer",
+                  [python, os.path.join(BENCH_DIR, "peers", "python_server.py"),
+                   "--host", HOST, "--port", "{port}"])
+
+
+def abyss_server(path, extra_args=()):
+    return Server("xmlrpc-c Abyss", [path, "--host", HOST, "--port", "{port}"] + list(extra_args))
+
+
+def nginx_server(nginx="nginx"):
+    template = os.path.join(BENCH_DIR, "nginx", "nginx.conf.in")
+
+    def setup(prefix, port):
+        with open(template) as f:
+            text = f.read()
+        with open(os.path.join(prefix, "nginx.conf"), "w") as f:
+            f.write(text.replace("@PREFIX@", prefix).replace("@PORT@", str(port)))
+
+    return Server("nginx fixed body",
+                  [nginx, "-p", "{prefix}", "-c", "{prefix}/nginx.conf"], setup=setup)
+
+
+def machine_description():
+    """'N cores, CPU model, kernel' for the report header."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%d cores (nproc), %s, Linux %s" % (os.cpu_count() and len(os.sched_getaffinity(0)),
+                                               model, platform.release())
+
+
+def now_utc():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def loadavg():
+    """The 1, 5 and 15 minute load averages, as text (other work on the
+    machine skews every figure; this records how busy it was)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_ticks():
+    """CPU ticks spent in user or system mode or stolen by the hypervisor,
+    summed over all CPUs (from /proc/stat).  irq and softirq time is left
+    out: loopback TCP is processed there on behalf of the server and wrk,
+    but charged to no process."""
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, _irq, _softirq, steal = (
+            int(x) for x in f.readline().split()[1:9])
+    return user + nice + system + steal
+
+
+def process_tree_ticks(pid):
+    """utime + stime of pid and its descendants (nginx's workers), in ticks."""
+    total = 0
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def own_ticks():
+    """CPU ticks used by this process and its waited-for children (wrk, the client)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        ru = resource.getrusage(who)
+        total += ru.ru_utime + ru.ru_stime
+    return total * CLOCK_TICKS
+
+
+class OtherLoad:
+    """Measures how much CPU the rest of the machine used during a run:
+    all busy time minus the server's, ours and our children's (wrk's).  A shared
+    machine makes every figure lower; this says by how much it was shared.
+
+        probe = OtherLoad(server_pid); ...run...; pct = probe.stop()
+    """
+
+    def __init__(self, server_pid):
+        self.pid = server_pid
+        self.t0 = time.monotonic()
+        self.busy0 = machine_busy_ticks()
+        self.server0 = process_tree_ticks(server_pid)
+        self.own0 = own_ticks()
+
+    def stop(self):
+        """Percent of the whole machine (all cores) used by other processes."""
+        elapsed = time.monotonic() - self.t0
+        busy = machine_busy_ticks() - self.busy0
+        ours = (process_tree_ticks(self.pid) - self.server0) + (own_ticks() - self.own0)
+        capacity = elapsed * CLOCK_TICKS * len(os.sched_getaffinity(0))
+        return max(0.0, 100.0 * (busy - ours) / capacity) if capacity else 0.0
+
+
+def wait_idle(max_seconds, threshold=90.0, sample=1.0, needed=3):
+    """Wait (at most max_seconds) until the machine is >= threshold % idle for
+    `needed` consecutive samples; returns True if it was."""
+    deadline = time.monotonic() + max_seconds
+    streak = 0
+    ncpu = len(os.sched_getaffinity(0))
+    while time.monotonic() < deadline:
+        b0 = machine_busy_ticks()
+        time.sleep(sample)
+        idle = 100.0 - 100.0 * (machine_busy_ticks() - b0) / (sample * CLOCK_TICKS * ncpu)
+        streak = streak + 1 if idle >= threshold else 0
+        if streak >= needed:
+            return True
+    return False
+
+
+def describe_binary(path):
+    """'path (built YYYY-MM-DD HH:MM UTC, md5 0123abcd)': which build was measured."""
+    import hashlib
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.md5(f.read()).hexdigest()[:12]
+        built = datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc)
+        shown = os.path.relpath(path, REPO_DIR) if os.path.abspath(path).startswith(
+            REPO_DIR + os.sep) else path
+        return "%s (built %s, md5 %s)" % (shown, built.strftime("%Y-%m-%d %H:%M UTC"), digest)
+    except OSError as e:
+        return "%s (%s)" % (path, e)

@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""Seed variant "reference": Python's SimpleXMLRPCServer, one request at a time.
+
+One process, one thread; HTTP/1.0 (the connection closes after each
+response).  Methods: load, sample.add, echo, system.* (see seed_common.py).
+
+  seed_sequential.py --host 127.0.0.1 --port PORT
+Prints "listening on HOST:PORT" once the socket is bound.
+"""
+
+import sys
+from xmlrpc.server import SimpleXMLRPCServer
+
+import seed_common
+
+
+class Server(SimpleXMLRPCServer):
+    request_queue_size = seed_common.LISTEN_BACKLOG
+
+
+def main():
+    args = seed_common.parse_args(__doc__.splitlines()[0])
+    seed_common.exit_on_sigterm()
+    server = Server((args.host, args.port), logRequests=False, allow_none=True)
+    seed_common.register_all(server)
+    seed_common.announce(*server.server_address[:2])
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
