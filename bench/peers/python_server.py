@@ -27,25 +27,7 @@ import argparse
 import sys
 from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
-
-def load(n):
-    """Return the n-th Fibonacci number as a decimal string (fib(1) = fib(2) = 1)."""
-    fib1 = fib2 = 1
-    n -= 2
-    while n > 0:
-        fib1, fib2 = fib2, fib1 + fib2
-        n -= 1
-    return str(fib2)
-
-
-def add(a, b):
-    """Return a + b."""
-    return a + b
-
-
-def echo(v):
-    """Return v unchanged."""
-    return v
+import seed_common  # the methods, shared with the seed_*.py peers
 
 
 class Handler(SimpleXMLRPCRequestHandler):
@@ -61,10 +43,6 @@ class KeepAliveHandler(Handler):
 
 
 def main():
-    # load(150000) has 31,348 digits; Python >= 3.11 refuses to convert ints
-    # of more than 4300 digits to str unless the limit is lifted.
-    if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=6677)
@@ -75,12 +53,8 @@ def main():
     server = SimpleXMLRPCServer((args.host, args.port),
                                 requestHandler=KeepAliveHandler if args.http11 else Handler,
                                 logRequests=False, allow_none=True)
-    server.register_introspection_functions()
-    server.register_function(load, "load")
-    server.register_function(add, "sample.add")
-    server.register_function(echo, "echo")
-    host, port = server.server_address[:2]
-    print(f"listening on {host}:{port}", flush=True)
+    seed_common.register_all(server)
+    seed_common.announce(*server.server_address[:2])
     try:
         server.serve_forever()
     except KeyboardInterrupt:
