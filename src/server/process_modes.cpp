@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,9 +113,18 @@ void process_supervisor::supervise_fork() {
     int pid;
     while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) reap_one(children_, pid);
     if (children_.size() >= processes_) {
-      // At the cap, accepting waits (the ForkingMixIn behaviour).
-      pollfd p{stop_pipe_[0], POLLIN, 0};
-      if (::poll(&p, 1, 10) > 0) break;
+      // At the cap, accepting waits (the ForkingMixIn behaviour) until a
+      // child exits: a pidfd becomes readable then, so the next connection
+      // is taken at once rather than at the next poll.
+      std::vector<pollfd> fds{{stop_pipe_[0], POLLIN, 0}};
+      for (int child : children_) {
+        int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+        if (pidfd >= 0) fds.push_back({pidfd, POLLIN, 0});
+      }
+      int ready = ::poll(fds.data(), fds.size(), 200);
+      bool stopping = ready > 0 && fds[0].revents != 0;
+      for (std::size_t i = 1; i < fds.size(); ++i) ::close(fds[i].fd);
+      if (stopping) break;
       continue;
     }
     int fd = accept_one(listeners_, stop_pipe_[0], 200);
