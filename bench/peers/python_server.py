@@ -54,14 +54,7 @@ def main():
                                 requestHandler=KeepAliveHandler if args.http11 else Handler,
                                 logRequests=False, allow_none=True)
     seed_common.register_all(server)
-    seed_common.announce(*server.server_address[:2])
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return seed_common.serve(server)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,18 @@ def announce(host, port):
     print("listening on %s:%d" % (host, port), flush=True)
 
 
+def serve(server):
+    """Announce a socketserver-based server, serve until interrupted, close it."""
+    announce(*server.server_address[:2])
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
 def exit_on_sigterm():
     """SIGTERM raises SystemExit in the main thread, so the `finally:` blocks
     run and pool processes are shut down instead of being orphaned."""

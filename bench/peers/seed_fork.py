@@ -27,14 +27,7 @@ def main():
     server = ForkingServer((args.host, args.port), logRequests=False, allow_none=True)
     server.max_children = args.processes
     seed_common.register_all(server)
-    seed_common.announce(*server.server_address[:2])
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return seed_common.serve(server)
 
 
 if __name__ == "__main__":

@@ -67,14 +67,7 @@ def main():
     args = seed_common.parse_args(__doc__.splitlines()[0], processes=True)
     seed_common.exit_on_sigterm()
     server = PoolServer((args.host, args.port), args.processes)
-    seed_common.announce(*server.server_address[:2])
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    return 0
+    return seed_common.serve(server)
 
 
 if __name__ == "__main__":

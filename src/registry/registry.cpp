@@ -73,9 +73,6 @@ outcome call_method(const method& m, const array& params) noexcept {
   }
 }
 
-namespace {
-outcome run_guarded(const method& m, const array& params) { return call_method(m, params); }
-}  // namespace
 
 registry::registry() { add_system_methods(); }
 
@@ -127,7 +124,7 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
   }
   switch (m->where) {
     case execution::inline_call:
-      done(run_guarded(*m, params));
+      done(call_method(*m, params));
       return;
     case execution::pool: {
       auto timeout = m->timeout.count() != 0 ? m->timeout : default_timeout_;
@@ -138,7 +135,7 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       if (timeout.count() == 0) {
         boost::asio::post(ctx.pool, [m, params = std::move(params), loop = ctx.loop,
                                      done = std::move(done)]() mutable {
-          outcome o = run_guarded(*m, params);
+          outcome o = call_method(*m, params);
           boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
             done(std::move(o));
           });
@@ -154,7 +151,7 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
         if (!ec) reply.fail(fault(fault_code::timeout, "the call took too long"));
       });
       boost::asio::post(ctx.pool, [m, params = std::move(params), reply, timer]() mutable {
-        outcome o = run_guarded(*m, params);
+        outcome o = call_method(*m, params);
         if (auto* v = std::get_if<value>(&o))
           reply.reply(std::move(*v));
         else
