@@ -1,4 +1,4 @@
-"""Shared helpers for the side-by-side benchmarks (bench/throughput, bench/seed_bench).
+"""Shared helpers for the side-by-side benchmarks (bench/throughput, bench/seed_bench, ...).
 
 Starts each server under test on 127.0.0.1 and a free port, waits until it
 answers a real XML-RPC call, and stops it again by its own pid.  Nothing
@@ -6,6 +6,7 @@ here talks to any address but 127.0.0.1.
 """
 
 import datetime
+import json
 import http.client
 import os
 import platform
@@ -54,6 +55,37 @@ def default_python():
 
 def default_rapidrpcd():
     return os.environ.get("RAPIDRPCD", os.path.join(REPO_DIR, "build", "bin", "rapidrpcd"))
+
+
+def default_rapidrpc():
+    return os.environ.get("RAPIDRPC", os.path.join(REPO_DIR, "build", "bin", "rapidrpc"))
+
+
+def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=None,
+                   requests=None, keep_alive=True, timeout=10.0, expect=None):
+    """Runs `rapidrpc bench --json` (for `seconds`, or `requests` calls) and
+    returns its JSON summary plus "cmd".  `params` are rapidrpc literals
+    ("i/3"); `expect` is the expected result as JSON text (default: the
+    warm-up call's answer).  Raises BenchError if it could not run."""
+    cmd = [binary, "bench", "--json", "-t", str(threads), "-c", str(connections),
+           "--timeout", "%g" % timeout]
+    cmd += ["-n", str(requests)] if requests else ["-d", "%g" % seconds]
+    if not keep_alive:
+        cmd.append("--no-keep-alive")
+    if expect is not None:
+        cmd += ["--expect", expect]
+    cmd += [url, method, "--"] + list(params)
+    limit = (seconds or 0) + (timeout if requests else 0) * max(1, requests or 0) + 60
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=min(limit, 3600))
+    try:
+        r = json.loads(proc.stdout)
+    except ValueError:
+        shown = [a if len(a) < 200 else a[:60] + "..." for a in cmd]
+        raise BenchError("rapidrpc bench failed (status %d): %s\n%s%s"
+                         % (proc.returncode, " ".join(shown), proc.stdout[-2000:],
+                            proc.stderr[-2000:])) from None
+    r["cmd"] = cmd
+    return r
 
 
 def build_abyss_server(workdir):

@@ -3,6 +3,7 @@
 import json
 import os
 import tempfile
+import time
 import unittest
 
 import clitest
@@ -67,6 +68,20 @@ class BenchTest(harness.DaemonTestCase):
         self.assertGreater(r["ok"], 0)
         self.assertGreaterEqual(r["elapsed_s"], 0.9)
         self.assertLess(r["elapsed_s"], 5)
+
+    def test_duration_ends_at_its_deadline(self):
+        """Calls still in flight when a timed run ends are abandoned and
+        counted apart, not waited for (as wrk does)."""
+        start = time.monotonic()
+        # No call was answered, so the run exits 1 (nothing measured).
+        r = self.bench("-c", 3, "-d", 1, "--timeout", 10, "--expect", "true", self.url, "sleep", "d/3",
+                       expect_status=EXIT_FAULT)
+        took = time.monotonic() - start
+        self.assertLess(took, 2.5)
+        self.assertEqual(r["unfinished"], 3, r)
+        self.assertEqual(r["ok"], 0)
+        self.assertEqual(r["errors"]["total"], 0)
+        self.assertEqual(r["elapsed_s"], 1)
 
     def test_open_loop_rate(self):
         # 200 calls/s for 1.5 s: about 300 calls, however fast the server is.

@@ -372,7 +372,9 @@ std::string summary_text(const bench_result& r) {
   s += "  " + load_description(o) + "\n";
   s += "  expected result: " + to_json(r.expected) + "\n\n";
   s += "  calls       " + std::to_string(r.ok) + " ok, " + std::to_string(r.errors.total()) + " errors, in " +
-       fixed(r.elapsed_s, 2) + " s\n";
+       fixed(r.elapsed_s, 2) + " s";
+  if (r.unfinished) s += " (" + std::to_string(r.unfinished) + " still in flight at the end, not counted)";
+  s += "\n";
   s += "  throughput  " + fixed(throughput(r), 1) + " calls/s\n";
   if (r.latency.count()) {
     s += "  latency     p50 " + fmt_ns(static_cast<double>(p.p50)) + ", p90 " + fmt_ns(static_cast<double>(p.p90)) +
@@ -416,6 +418,7 @@ std::string summary_json(const bench_result& r) {
   append_number(s, r.elapsed_s);
   s += ",\"calls\":" + std::to_string(r.ok + r.errors.total());
   s += ",\"ok\":" + std::to_string(r.ok);
+  s += ",\"unfinished\":" + std::to_string(r.unfinished);
   const auto& e = r.errors;
   s += ",\"errors\":{\"total\":" + std::to_string(e.total()) + ",\"connect\":" + std::to_string(e.connect) +
        ",\"io\":" + std::to_string(e.io) + ",\"timeout\":" + std::to_string(e.timeout) +
@@ -509,6 +512,7 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
   };
   row("calls answered as expected", fmt_count(static_cast<double>(r.ok)));
   row("errors", fmt_count(static_cast<double>(r.errors.total())));
+  if (r.unfinished) row("in flight at the end (not counted)", fmt_count(static_cast<double>(r.unfinished)));
   row("elapsed", fixed(r.elapsed_s, 3) + " s");
   row("throughput", fixed(throughput(r), 1) + " calls/s");
   if (r.latency.count()) {

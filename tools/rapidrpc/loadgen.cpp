@@ -58,6 +58,8 @@ class connection {
   void check_timeout(clock::time_point now);
   void resume_after_backoff(clock::time_point now);
   void shutdown();
+  /// Ends the run for this connection; true if a call was in flight.
+  bool abandon();
 
   enum class state : unsigned char { idle, connecting, writing, reading, backoff, done };
   state current() const noexcept { return state_; }
@@ -102,6 +104,14 @@ class worker {
   void run() {
     if (conns_.empty()) return;
     arm_sweep();
+    if (!plan_.opts.requests) {
+      // A timed run ends at its deadline, as wrk's does: calls still in
+      // flight then are abandoned, counted apart, and not waited for.
+      end_timer_.expires_at(plan_.deadline);
+      end_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) end_run();
+      });
+    }
     if (rate_ > 0) {
       interval_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
       next_due_ = plan_.start + phase_;
@@ -151,6 +161,7 @@ class worker {
     if (--active_ == 0) {
       sweep_.cancel();
       rate_timer_.cancel();
+      end_timer_.cancel();
     }
   }
 
@@ -194,6 +205,7 @@ class worker {
 
   histogram latency;
   std::uint64_t ok = 0;
+  std::uint64_t unfinished = 0;  // in flight when a timed run ended
   error_counts errors;
   std::string first_error;
   std::vector<time_slot> timeline;
@@ -251,6 +263,18 @@ class worker {
     });
   }
 
+  void end_run() {
+    issuing_done_ = true;
+    rate_timer_.cancel();
+    sweep_.cancel();
+    backlog_.clear();
+    backlog_head_ = 0;
+    idle_.clear();
+    for (auto& c : conns_)
+      if (c->current() != connection::state::done && c->abandon()) ++unfinished;
+    active_ = 0;
+  }
+
   void finish_issuing() {
     issuing_done_ = true;
     rate_timer_.cancel();
@@ -263,6 +287,7 @@ class worker {
   net::io_context io_;
   net::steady_timer sweep_;
   net::steady_timer rate_timer_;
+  net::steady_timer end_timer_{io_};
   std::vector<std::unique_ptr<connection>> conns_;
   std::size_t active_ = 0;
   std::uint64_t quota_;
@@ -285,6 +310,12 @@ connection::connection(worker& w) : w_(w), socket_(w.io()) {
 void connection::shutdown() {
   state_ = state::done;
   close_socket();
+}
+
+bool connection::abandon() {
+  bool in_flight = state_ == state::connecting || state_ == state::writing || state_ == state::reading;
+  shutdown();
+  return in_flight;
 }
 
 void connection::close_socket() {
@@ -321,6 +352,7 @@ void connection::connect() {
 }
 
 void connection::on_connect(const boost::system::error_code& ec) {
+  if (state_ == state::done) return;  // the run ended
   if (timed_out_) {
     timed_out_ = false;
     return fail(fail_kind::timeout, "no connection within the timeout");
@@ -353,6 +385,7 @@ void connection::write() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       socket_.async_wait(tcp::socket::wait_write, [this](const boost::system::error_code& ec) {
+        if (state_ == state::done) return;  // the run ended
         if (timed_out_) {
           timed_out_ = false;
           return fail(fail_kind::timeout, "request not sent within the timeout");
@@ -387,6 +420,7 @@ void connection::read() {
 }
 
 void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (state_ == state::done) return;  // the run ended
   if (timed_out_) {
     timed_out_ = false;
     return fail(fail_kind::timeout, "no response within the timeout");
@@ -620,6 +654,7 @@ bench_result run_bench(const bench_options& options) {
   for (auto& w : workers) {
     result.latency.merge(w->latency);
     result.ok += w->ok;
+    result.unfinished += w->unfinished;
     result.errors.add(w->errors);
     if (result.first_error.empty()) result.first_error = w->first_error;
     if (w->timeline.size() > result.timeline.size()) result.timeline.resize(w->timeline.size());
@@ -633,7 +668,11 @@ bench_result run_bench(const bench_options& options) {
     }
     last = std::max(last, w->last_done);
   }
-  result.elapsed_s = last > p.start ? std::chrono::duration<double>(last - p.start).count() : 0;
+  // A timed run is judged over its window; a counted one until its last answer.
+  if (!options.requests)
+    result.elapsed_s = options.duration;
+  else
+    result.elapsed_s = last > p.start ? std::chrono::duration<double>(last - p.start).count() : 0;
   return result;
 }
 

@@ -79,9 +79,12 @@ struct bench_result {
   std::string request_bytes_sample; ///< the request's head, for the report
   std::size_t request_bytes = 0;    ///< size of one request on the wire
   std::uint64_t ok = 0;
+  /// Calls still in flight when a timed run ended: abandoned, neither ok nor
+  /// errors (as wrk leaves them).
+  std::uint64_t unfinished = 0;
   error_counts errors;
   std::string first_error;          ///< a description of the first error seen
-  double elapsed_s = 0;             ///< first send to last answer
+  double elapsed_s = 0;             ///< the timed run's duration, or first send to last answer
   histogram latency;                ///< of the ok calls, nanoseconds
   std::chrono::nanoseconds slot_width{std::chrono::milliseconds(100)};
   std::vector<time_slot> timeline;  ///< from the start, slot_width each

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
   auto* n_opt = b->add_option("-n,--requests", bench.requests, "Make this many calls, then stop")
                    ->check(CLI::PositiveNumber);
-  b->add_option("-d,--duration", bench.duration, "Run for this many seconds (when --requests is not given)")
+  b->add_option("-d,--duration", bench.duration, "Run for this many seconds (when --requests is not given); calls still in flight then are abandoned and reported, not counted")
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->excludes(n_opt);
