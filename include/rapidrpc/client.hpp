@@ -1,5 +1,5 @@
-// The XML-RPC client: synchronous and asynchronous calls over HTTP/1.1 with
-// a keep-alive connection pool, timeouts, gzip and Basic auth.
+// The XML-RPC and JSON-RPC client: synchronous and asynchronous calls over
+// HTTP/1.1 with a keep-alive connection pool, timeouts, gzip and Basic auth.
 //
 // Threading: a client is used from one thread at a time. The synchronous
 // calls run the client's own io_context on the calling thread; a client
@@ -63,6 +63,12 @@ struct url {
   static url parse(std::string_view text);
 };
 
+/// The protocol a client speaks.
+enum class protocol : std::uint8_t {
+  xmlrpc,   ///< XML-RPC (text/xml)
+  jsonrpc,  ///< JSON-RPC 2.0 (application/json; docs/jsonrpc.md)
+};
+
 /// How a client behaves. Every field has a working default.
 struct client_options {
   /// Time to resolve and connect.
@@ -81,6 +87,8 @@ struct client_options {
   std::size_t max_response_bytes = 64 * 1024 * 1024;
   /// Extra request headers, e.g. {"X-Trace", "1"}.
   std::vector<std::pair<std::string, std::string>> headers;
+  /// The protocol spoken; multicall() uses system.multicall in both.
+  rapidrpc::protocol protocol = protocol::xmlrpc;
 };
 
 /// The bytes of one exchange, for tools that show the wire.
@@ -90,7 +98,7 @@ struct wire_trace {
   std::string response_body;    ///< the body, after decompression
 };
 
-/// An XML-RPC client for one server URL.
+/// An XML-RPC (or JSON-RPC) client for one server URL.
 class client {
  public:
   /// A client for synchronous calls, with an io_context of its own.

@@ -19,6 +19,8 @@ struct limits {
   std::size_t max_elements = 1'000'000;
   /// Most calls in one system.multicall (fault -32602).
   std::size_t max_multicall = 1000;
+  /// Most requests in one JSON-RPC batch (error -32600).
+  std::size_t max_batch = 1000;
   /// Most connections open at once; past it new ones are closed at once.
   std::size_t max_connections = 10'000;
   /// Time to receive a whole request once its first byte came (408, close).

@@ -95,6 +95,9 @@ struct method {
   /// How long a pool call may run before it fails with fault_code::timeout;
   /// zero means the registry's default (see registry::set_default_timeout).
   std::chrono::milliseconds timeout{0};
+  /// The parameters' names, in order, for protocols that pass parameters by
+  /// name (JSON-RPC's params object). Empty: positional parameters only.
+  std::vector<std::string> param_names;
 };
 
 /// Runs a pool method somewhere other than the worker pool's threads: in
@@ -264,6 +267,12 @@ class registry {
 
   /// Sets one method's timeout; false if there is no such method.
   bool set_timeout(std::string_view name, std::chrono::milliseconds t);
+
+  /// Names one method's parameters, in order, so that it can be called with
+  /// named parameters (a JSON-RPC params object), e.g.
+  /// `set_param_names("sample.add", {"a", "b"})`. False if there is no such
+  /// method. Throws std::invalid_argument if a name repeats or is empty.
+  bool set_param_names(std::string_view name, std::vector<std::string> names);
 
   /// Runs one call: looks the method up, checks it, runs it where it is
   /// registered to run, and calls `done` exactly once on `ctx.loop` (inline

@@ -48,8 +48,14 @@ struct server_options {
   unsigned threads = 0;
   /// Worker-pool threads for pool methods; 0 means one per core.
   unsigned workers = 0;
-  /// Request paths that serve XML-RPC; others get 404.
+  /// Request paths that serve XML-RPC, and JSON-RPC 2.0 when `jsonrpc` is
+  /// on: a request is JSON-RPC if its Content-Type is application/json, or
+  /// if it has no XML Content-Type and its body starts with '{' or '['.
   std::vector<std::string> paths = {"/RPC2", "/"};
+  /// Serve JSON-RPC 2.0 (docs/jsonrpc.md) on `paths` and `jsonrpc_paths`.
+  bool jsonrpc = true;
+  /// Request paths that serve JSON-RPC only, whatever the Content-Type.
+  std::vector<std::string> jsonrpc_paths = {"/jsonrpc"};
   /// Responses at least this large are gzip-compressed when the client
   /// accepts gzip; 0 turns compression off.
   std::size_t gzip_min_bytes = 1024;
@@ -77,7 +83,7 @@ struct server_options {
   std::chrono::milliseconds method_timeout{0};
 };
 
-/// An XML-RPC server.
+/// An XML-RPC and JSON-RPC server.
 class server {
  public:
   explicit server(server_options options = {});

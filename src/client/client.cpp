@@ -50,6 +50,7 @@
 // exception thrown by a caller's `done` leaves through the executor's run(),
 // as with any Asio handler, after the call's own state is settled.
 #include <rapidrpc/client.hpp>
+#include <rapidrpc/jsonrpc.hpp>
 
 #include "client/wire.hpp"
 #include "http/gzip.hpp"
@@ -137,6 +138,7 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
   net::steady_timer deadlines;
   clock::time_point armed = clock::time_point::max();
   xmlrpc::parser response_parser{xmlrpc::document_type::response};
+  std::uint64_t next_id = 1;  // JSON-RPC request ids
   std::string scratch;  // the inflated body
   wire_trace* trace = nullptr;
   bool closed = false;
@@ -157,11 +159,12 @@ bool is_closed_by_peer(const boost::system::error_code& ec) {
 
 class call_op : public std::enable_shared_from_this<call_op> {
  public:
-  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body, completion done,
-          wire_trace* trace)
+  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body, std::string json_id,
+          completion done, wire_trace* trace)
       : state_(std::move(state)),
         body_(std::move(body)),
         gzip_body_(gzip_body),
+        json_id_(std::move(json_id)),
         done_(std::move(done)),
         trace_(trace),
         socket_(state_->executor) {}
@@ -414,9 +417,15 @@ class call_op : public std::enable_shared_from_this<call_op> {
     const auto& opt = state_->options;
     bool reusable = opt.keep_alive && parser_->keep_alive() && written_ && in_.size() == 0 &&
                     !state_->closed && state_->idle.size() < opt.max_idle_connections;
-    call_result r = client_detail::interpret_response(
-        static_cast<int>(res.result_int()), res.reason(), res[bhttp::field::content_encoding],
-        res.body(), opt.max_response_bytes, state_->response_parser, state_->scratch);
+    call_result r =
+        json_id_.empty()
+            ? client_detail::interpret_response(static_cast<int>(res.result_int()), res.reason(),
+                                                res[bhttp::field::content_encoding], res.body(),
+                                                opt.max_response_bytes, state_->response_parser,
+                                                state_->scratch)
+            : client_detail::interpret_json_response(static_cast<int>(res.result_int()), res.reason(),
+                                                     res[bhttp::field::content_encoding], res.body(),
+                                                     opt.max_response_bytes, json_id_, state_->scratch);
     if (trace_) trace_->response_body = res.body();
     if (state_->scratch.capacity() > max_read_chunk) std::string().swap(state_->scratch);
     if (reusable) state_->idle.push_back({std::move(socket_), clock::now()});
@@ -454,6 +463,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
   std::shared_ptr<shared_state> state_;
   std::string body_;
   bool gzip_body_;
+  std::string json_id_;  // the JSON-RPC request's id; empty for XML-RPC
   completion done_;
   wire_trace* trace_;
   tcp::socket socket_;
@@ -542,7 +552,13 @@ struct client::impl {
 
   void start(std::string_view method, const array& params, completion done, wire_trace* trace) {
     std::string body;
-    xmlrpc::write_call(body, method, params);  // throws std::invalid_argument
+    std::string json_id;
+    if (state->options.protocol == protocol::jsonrpc) {
+      json_id = std::to_string(state->next_id++);
+      jsonrpc::write_request(body, method, params, json_id);  // throws std::invalid_argument
+    } else {
+      xmlrpc::write_call(body, method, params);  // throws std::invalid_argument
+    }
     bool gzip_body = false;
     std::size_t min = state->options.gzip_request_min_bytes;
     if (min > 0 && body.size() >= min) {
@@ -551,7 +567,8 @@ struct client::impl {
       body.swap(packed);
       gzip_body = true;
     }
-    std::make_shared<call_op>(state, std::move(body), gzip_body, std::move(done), trace)->start();
+    std::make_shared<call_op>(state, std::move(body), gzip_body, std::move(json_id), std::move(done), trace)
+        ->start();
   }
 
   // Runs one call on the client's own io_context until it completes.

@@ -3,9 +3,12 @@
 #include "http/gzip.hpp"
 #include "xmlrpc/literals.hpp"
 
+#include <rapidrpc/jsonrpc.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 
@@ -96,7 +99,9 @@ request_head::request_head(const url& target, const client_options& options) {
   fixed_ += host_header(target);
   fixed_ += "\r\n";
   if (!own_agent) fixed_ += "User-Agent: rapidrpc/" RAPIDRPC_CLIENT_VERSION "\r\n";
-  if (!own_type) fixed_ += "Content-Type: text/xml\r\n";
+  if (!own_type)
+    fixed_ += options.protocol == protocol::jsonrpc ? "Content-Type: application/json\r\n"
+                                                    : "Content-Type: text/xml\r\n";
   if (options.accept_gzip && !own_accept) fixed_ += "Accept-Encoding: gzip\r\n";
   if ((!target.user.empty() || !target.password.empty()) && !own_auth) {
     std::string credentials = target.user + ':' + target.password;
@@ -123,10 +128,13 @@ void request_head::write(std::string& out, std::size_t content_length, bool gzip
   out += "\r\n\r\n";
 }
 
-call_result interpret_response(int status, std::string_view reason,
-                               std::string_view content_encoding, std::string& body,
-                               std::size_t max_body_bytes, xmlrpc::parser& parser,
-                               std::string& scratch) {
+namespace {
+
+// The status and Content-Encoding checks both protocols share; inflates
+// `body` in place. An error if the response cannot be used.
+std::optional<transport_error> check_http(int status, std::string_view reason,
+                                          std::string_view content_encoding, std::string& body,
+                                          std::size_t max_body_bytes, std::string& scratch) {
   using why = transport_error::reason;
   if (status != 200) {
     std::string message = "HTTP status " + std::to_string(status);
@@ -152,7 +160,18 @@ call_result interpret_response(int status, std::string_view reason,
     return transport_error(why::bad_response, "unsupported response Content-Encoding: " +
                                                   std::string(content_encoding.substr(0, 40)));
   }
+  return std::nullopt;
+}
 
+}  // namespace
+
+call_result interpret_response(int status, std::string_view reason,
+                               std::string_view content_encoding, std::string& body,
+                               std::size_t max_body_bytes, xmlrpc::parser& parser,
+                               std::string& scratch) {
+  using why = transport_error::reason;
+  if (auto e = check_http(status, reason, content_encoding, body, max_body_bytes, scratch))
+    return std::move(*e);
   parser.reset();
   if (!parser.feed(body) || !parser.finish())
     return transport_error(why::bad_response, "the response is not an XML-RPC methodResponse: " +
@@ -160,6 +179,28 @@ call_result interpret_response(int status, std::string_view reason,
   auto& response = parser.response();
   if (auto* f = std::get_if<fault>(&response)) return std::move(*f);
   return std::get<value>(std::move(response));
+}
+
+call_result interpret_json_response(int status, std::string_view reason,
+                                    std::string_view content_encoding, std::string& body,
+                                    std::size_t max_body_bytes, std::string_view id,
+                                    std::string& scratch) {
+  using why = transport_error::reason;
+  if (auto e = check_http(status, reason, content_encoding, body, max_body_bytes, scratch))
+    return std::move(*e);
+  auto parsed = jsonrpc::parse_response(body);
+  if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed))
+    return transport_error(why::bad_response,
+                           "the response is not a JSON-RPC 2.0 response: " + bad->detail);
+  auto& response = std::get<jsonrpc::response>(parsed);
+  if (response.id != id) {
+    // A server that cannot read the request answers with id null.
+    if (auto* f = std::get_if<fault>(&response.outcome); f && response.id == "null") return std::move(*f);
+    return transport_error(why::bad_response, "the response answers another request (id " +
+                                                  response.id.substr(0, 40) + ")");
+  }
+  if (auto* f = std::get_if<fault>(&response.outcome)) return std::move(*f);
+  return std::get<value>(std::move(response.outcome));
 }
 
 array multicall_params(const std::vector<std::pair<std::string, array>>& calls) {

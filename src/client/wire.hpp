@@ -56,6 +56,14 @@ call_result interpret_response(int status, std::string_view reason,
                                std::size_t max_body_bytes, xmlrpc::parser& parser,
                                std::string& scratch);
 
+/// The same for a JSON-RPC response to the request with id `id` (JSON
+/// text): a body that is not a JSON-RPC response, or answers another id, is
+/// reason::bad_response.
+call_result interpret_json_response(int status, std::string_view reason,
+                                    std::string_view content_encoding, std::string& body,
+                                    std::size_t max_body_bytes, std::string_view id,
+                                    std::string& scratch);
+
 /// The single parameter of system.multicall for `calls`.
 array multicall_params(const std::vector<std::pair<std::string, array>>& calls);
 

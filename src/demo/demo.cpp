@@ -8,6 +8,7 @@
 #include <csignal>
 #include <stdexcept>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -63,6 +64,28 @@ void add_methods(registry& methods) {
       },
       "sample.add(a, b) returns a + b; a sum past the 32-bit range is a fault.");
 
+  methods.add_raw(
+      "sample.sum",
+      [](const array& params) {
+        std::int64_t sum = 0;
+        for (std::size_t i = 0; i < params.size(); ++i) {
+          std::int64_t term = 0;
+          if (const auto* p = params[i].get_if<std::int32_t>())
+            term = *p;
+          else if (const auto* q = params[i].get_if<std::int64_t>())
+            term = *q;
+          else
+            throw fault(fault_code::invalid_params,
+                        "parameter " + std::to_string(i + 1) + ": expected an integer, got " +
+                            std::string(kind_name(params[i].type())));
+          if (__builtin_add_overflow(sum, term, &sum))
+            throw fault(fault_code::application_error, "integer overflow: the sum does not fit in 64 bits");
+        }
+        if (sum >= INT32_MIN && sum <= INT32_MAX) return value(static_cast<std::int32_t>(sum));
+        return value(sum);
+      },
+      "sample.sum(n...) returns the sum of any number of integers (int, or i8 past 32 bits).");
+
   methods.add("echo", [](value v) { return v; },
               "echo(value) returns its argument unchanged.");
 
@@ -82,6 +105,12 @@ void add_methods(registry& methods) {
         });
       },
       "sleep(seconds) returns true after that many seconds, holding no thread while it waits.");
+
+  // Names for callers that pass parameters by name (JSON-RPC).
+  methods.set_param_names("load", {"n"});
+  methods.set_param_names("sample.add", {"a", "b"});
+  methods.set_param_names("echo", {"value"});
+  methods.set_param_names("sleep", {"seconds"});
 }
 
 void add_test_methods(registry& methods) {

@@ -50,6 +50,13 @@ bool accepts_gzip(std::string_view list) {
   return any;
 }
 
+media media_of(std::string_view content_type) {
+  std::string_view type = trim(content_type.substr(0, content_type.find(';')));
+  if (iequals(type, "text/xml") || iequals(type, "application/xml")) return media::xml;
+  if (iequals(type, "application/json")) return media::json;
+  return media::other;
+}
+
 void request_parser::on_request_impl(verb method, string_view, string_view target, int version,
                                      error_code&) {
   out_.method = method;
@@ -73,6 +80,9 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
       }
       break;
     }
+    case field::content_type:
+      out_.content_type = media_of(v);
+      break;
     case field::expect:
       if (iequals(trim(v), "100-continue"))
         out_.expect_continue = true;

@@ -15,6 +15,14 @@
 
 namespace rapidrpc::http {
 
+/// What a request's Content-Type says its body is.
+enum class media : std::uint8_t {
+  none,   ///< no Content-Type
+  xml,    ///< text/xml or application/xml
+  json,   ///< application/json
+  other,  ///< anything else
+};
+
 /// What the server acts on in one request.
 struct request {
   boost::beast::http::verb method = boost::beast::http::verb::unknown;
@@ -25,6 +33,7 @@ struct request {
   bool unsupported_encoding = false;  ///< Content-Encoding other than gzip/identity
   bool expect_continue = false;   ///< Expect: 100-continue
   bool bad_expect = false;        ///< an Expect value other than 100-continue
+  media content_type = media::none;
   std::string body;
 
   void clear() {
@@ -32,6 +41,7 @@ struct request {
     target.clear();
     version = 11;
     accepts_gzip = gzip_body = unsupported_encoding = expect_continue = bad_expect = false;
+    content_type = media::none;
     body.clear();
   }
 };
@@ -62,6 +72,9 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
 
   request& out_;
 };
+
+/// The media type of a Content-Type value (its parameters ignored).
+media media_of(std::string_view content_type);
 
 /// True if an Accept-Encoding value accepts gzip (a "gzip" or "*" coding
 /// whose q is not 0).

@@ -23,6 +23,7 @@ std::string_view reason(int status) {
   switch (status) {
     case 100: return "Continue";
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
@@ -60,10 +61,12 @@ void write_head(std::string& out, std::string_view server, const response_head& 
   out += server;
   out += "\r\nDate: ";
   out += http_date();
-  out += "\r\nContent-Type: ";
-  out += head.content_type;
-  out += "\r\nContent-Length: ";
-  append_number(out, head.content_length);
+  if (head.status != 204) {  // 204 has no body, and says nothing of one
+    out += "\r\nContent-Type: ";
+    out += head.content_type;
+    out += "\r\nContent-Length: ";
+    append_number(out, head.content_length);
+  }
   if (head.gzip) out += "\r\nContent-Encoding: gzip";
   if (!head.keep_alive)
     out += "\r\nConnection: close";

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 namespace rapidrpc {
@@ -93,6 +94,19 @@ bool registry::set_timeout(std::string_view name, std::chrono::milliseconds t) {
   auto it = methods_.find(name);
   if (it == methods_.end()) return false;
   it->second.timeout = t;
+  return true;
+}
+
+bool registry::set_param_names(std::string_view name, std::vector<std::string> names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) throw std::invalid_argument("a parameter name is empty");
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[j] == names[i])
+        throw std::invalid_argument("parameter name '" + names[i] + "' repeats");
+  }
+  auto it = methods_.find(name);
+  if (it == methods_.end()) return false;
+  it->second.param_names = std::move(names);
   return true;
 }
 

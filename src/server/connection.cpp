@@ -1,6 +1,7 @@
 #include "server/connection.hpp"
 
 #include "http/gzip.hpp"
+#include "jsonrpc/dispatch.hpp"
 #include "http/response.hpp"
 #include "server/watchdog.hpp"
 
@@ -23,6 +24,20 @@ constexpr std::size_t max_read_chunk = 1024 * 1024;
 constexpr std::size_t keep_buffer_bytes = 64 * 1024;
 // Stop parsing further pipelined requests while this much output is unsent.
 constexpr std::size_t output_high_water = 1024 * 1024;
+constexpr std::string_view json_content_type = "application/json";
+
+// Whether a request on a path serving both protocols is JSON-RPC: its
+// Content-Type says so, or it has no XML Content-Type and its body starts
+// like a JSON object or array.
+bool is_json(http::media type, std::string_view body) {
+  if (type == http::media::json) return true;
+  if (type == http::media::xml) return false;
+  for (char c : body) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
 }  // namespace
 
 connection::connection(loop& owner, net::ip::tcp::socket socket)
@@ -182,8 +197,12 @@ void connection::handle_request(bool keep_alive) {
   std::string_view path = req.target;
   if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
   bool known = false;
+  bool json_only = false;
   for (const auto& p : shared.paths) known = known || p == path;
-  if (!known) return http_error(404, !keep_alive_);
+  if (!known) {
+    for (const auto& p : shared.json_paths) json_only = json_only || p == path;
+    if (!json_only) return http_error(404, !keep_alive_);
+  }
   if (req.method != bhttp::verb::post) return http_error(405, !keep_alive_, "Allow: POST\r\n");
   if (req.bad_expect) return http_error(417, !keep_alive_);
   if (req.unsupported_encoding) return http_error(415, !keep_alive_);
@@ -199,6 +218,9 @@ void connection::handle_request(bool keep_alive) {
   }
   gzip_reply_ = req.accepts_gzip && shared.gzip_min_bytes != 0;
 
+  if (json_only || (shared.jsonrpc && is_json(req.content_type, document)))
+    return handle_json(document);
+
   xml_.reset();
   if (!xml_.feed(document) || !xml_.finish()) {
     const auto& err = xml_.error();
@@ -212,6 +234,60 @@ void connection::handle_request(bool keep_alive) {
                          [self = shared_from_this()](outcome result) {
                            self->finish_call(std::move(result));
                          });
+}
+
+// One JSON-RPC request or batch, with the body already whole and inflated.
+void connection::handle_json(std::string_view document) {
+  const auto& shared = loop_.shared();
+  auto parsed = jsonrpc::parse_request(document, shared.json_limits);
+  if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed)) {
+    body_.clear();
+    jsonrpc::write_error(body_, bad->id, bad->code, bad->detail);
+    return write_response(body_, json_content_type);
+  }
+  auto& msg = std::get<jsonrpc::message>(parsed);
+  if (msg.batch) {
+    busy_ = true;
+    if (shared.process_mode) watchdog::watch(fd_, shared.server_name, "null");
+    return jsonrpc::detail::run_batch(*shared.methods, loop_.context(), std::move(msg),
+                                      [self = shared_from_this()](std::string body) {
+                                        self->finish_json_batch(std::move(body));
+                                      });
+  }
+  auto& entry = msg.entries.front();
+  if (auto* bad = std::get_if<jsonrpc::error_reply>(&entry)) {
+    body_.clear();
+    jsonrpc::write_error(body_, bad->id, bad->code, bad->detail);
+    return write_response(body_, json_content_type);
+  }
+  auto& r = std::get<jsonrpc::request>(entry);
+  json_id_ = std::move(r.id);
+  busy_ = true;
+  if (auto f = jsonrpc::detail::bind_named(*shared.methods, r)) return finish_json(std::move(*f));
+  if (shared.process_mode) watchdog::watch(fd_, shared.server_name, json_id_.empty() ? "null" : json_id_);
+  shared.methods->invoke(loop_.context(), r.method, std::move(r.params),
+                         [self = shared_from_this()](outcome result) {
+                           self->finish_json(std::move(result));
+                         });
+}
+
+// A single JSON-RPC call's result, on the loop thread (as finish_call()).
+void connection::finish_json(outcome result) {
+  busy_ = false;
+  if (closed_) return;
+  body_.clear();
+  if (!json_id_.empty()) jsonrpc::detail::write_outcome(body_, json_id_, result);
+  write_response(body_, json_content_type);  // a notification: 204, no body
+  drive();
+}
+
+// A JSON-RPC batch's response array, or nothing if it held only notifications.
+void connection::finish_json_batch(std::string body) {
+  busy_ = false;
+  if (closed_) return;
+  body_ = std::move(body);
+  write_response(body_, json_content_type);
+  drive();
 }
 
 // A call's result, on the loop thread: synchronously from handle_request()
@@ -241,11 +317,13 @@ void connection::reply(std::int32_t code, std::string_view message) {
   write_response(body_);
 }
 
-void connection::write_response(const std::string& body) {
+void connection::write_response(const std::string& body, std::string_view content_type) {
   const auto& shared = loop_.shared();
   http::response_head head;
   head.keep_alive = keep_alive_;
   head.http10 = http10_;
+  head.content_type = content_type;
+  if (body.empty()) head.status = 204;  // JSON-RPC notifications only
   const std::string* payload = &body;
   if (gzip_reply_ && body.size() >= shared.gzip_min_bytes) {
     scratch_.clear();

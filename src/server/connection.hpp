@@ -46,7 +46,10 @@ class connection : public std::enable_shared_from_this<connection> {
   void handle_request(bool keep_alive);
   void reply(std::int32_t fault_code, std::string_view message);
   void finish_call(outcome result);
-  void write_response(const std::string& body);
+  void handle_json(std::string_view document);
+  void finish_json(outcome result);
+  void finish_json_batch(std::string body);
+  void write_response(const std::string& body, std::string_view content_type = "text/xml");
   void http_error(int status, bool close, std::string_view extra = {});
   bool read_some();
   std::size_t read_size();
@@ -72,6 +75,7 @@ class connection : public std::enable_shared_from_this<connection> {
   bool keep_alive_ = true;
   bool http10_ = false;
   bool gzip_reply_ = false;
+  std::string json_id_;  // a single JSON-RPC request's id (JSON text)
 
   phase phase_ = phase::idle;
   clock::time_point deadline_{};

@@ -2,6 +2,7 @@
 // sockets and its connections; and the state all loops share.
 #pragma once
 
+#include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/xmlrpc.hpp>
@@ -29,7 +30,10 @@ struct shared_state {
   const rapidrpc::registry* methods = nullptr;
   rapidrpc::limits limits;
   xmlrpc::limits xml_limits;
-  std::vector<std::string> paths;
+  jsonrpc::limits json_limits;
+  std::vector<std::string> paths;       // XML-RPC, and JSON-RPC when `jsonrpc`
+  std::vector<std::string> json_paths;  // JSON-RPC only (empty unless `jsonrpc`)
+  bool jsonrpc = true;
   std::string server_name;
   std::size_t gzip_min_bytes = 1024;
   std::atomic<std::size_t> connections{0};

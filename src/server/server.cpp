@@ -272,7 +272,12 @@ void server::start() {
   s.shared.limits = s.options.limits;
   s.shared.xml_limits.max_depth = s.options.limits.max_depth;
   s.shared.xml_limits.max_elements = s.options.limits.max_elements;
+  s.shared.json_limits.max_depth = s.options.limits.max_depth;
+  s.shared.json_limits.max_elements = s.options.limits.max_elements;
+  s.shared.json_limits.max_batch = s.options.limits.max_batch;
   s.shared.paths = s.options.paths;
+  s.shared.jsonrpc = s.options.jsonrpc;
+  if (s.options.jsonrpc) s.shared.json_paths = s.options.jsonrpc_paths;
   s.shared.server_name = s.options.server_name;
   s.shared.gzip_min_bytes = s.options.gzip_min_bytes;
   s.methods.set_multicall_limit(s.options.limits.max_multicall);

@@ -2,6 +2,7 @@
 
 #include "http/response.hpp"
 
+#include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
 #include <csignal>
@@ -19,6 +20,7 @@ namespace {
 volatile sig_atomic_t watched_fd = -1;
 std::string prepared;        // the whole HTTP response to send on timeout
 std::string server_header;   // for the next prepared response
+std::string json_id;         // the JSON-RPC request's id; empty for XML-RPC
 
 void on_alarm(int) {
   // Only async-signal-safe calls from here on.
@@ -57,18 +59,24 @@ void install() {
   ::sigaction(SIGALRM, &sa, nullptr);
 }
 
-void watch(int fd, std::string_view server_name) {
+void watch(int fd, std::string_view server_name, std::string_view id) {
   watched_fd = fd;
   server_header.assign(server_name);
+  json_id.assign(id);
 }
 
 void runner::run(const method& m, std::string_view, array params, std::chrono::milliseconds timeout,
                  boost::asio::any_io_executor, std::function<void(outcome)> done) {
   if (timeout.count() > 0) {
     std::string body;
-    xmlrpc::write_fault(body, fault_code::timeout, "the call took too long");
-    prepared.clear();
     http::response_head head;
+    if (json_id.empty()) {
+      xmlrpc::write_fault(body, fault_code::timeout, "the call took too long");
+    } else {
+      jsonrpc::write_error(body, json_id, fault_code::timeout, "the call took too long");
+      head.content_type = "application/json";
+    }
+    prepared.clear();
     head.keep_alive = false;
     head.content_length = body.size();
     http::write_head(prepared, server_header, head);

@@ -16,9 +16,10 @@ namespace rapidrpc::detail::watchdog {
 /// Installs the SIGALRM handler (once per process).
 void install();
 
-/// The connection whose call runs next, and the Server header to answer it
-/// with if the call times out.
-void watch(int fd, std::string_view server_name);
+/// The connection whose call runs next, the Server header to answer it
+/// with if the call times out, and, for a JSON-RPC request, the id to answer
+/// (JSON text; "null" for a batch); empty for XML-RPC.
+void watch(int fd, std::string_view server_name, std::string_view json_id = {});
 
 /// Runs pool methods inline under the watchdog.
 class runner final : public pool_runner {

@@ -6,7 +6,7 @@ import xmlrpc.client
 import harness
 from harness import DaemonTestCase
 
-DEMO_METHODS = ["load", "sample.add", "echo", "sleep"]
+DEMO_METHODS = ["load", "sample.add", "sample.sum", "echo", "sleep"]
 SYSTEM_METHODS = ["system.listMethods", "system.methodHelp", "system.methodSignature",
                   "system.multicall", "system.getCapabilities"]
 

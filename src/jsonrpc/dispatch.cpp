@@ -1,0 +1,117 @@
+#include "jsonrpc/dispatch.hpp"
+
+#include <memory>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace rapidrpc::jsonrpc::detail {
+
+std::optional<fault> bind_named(const registry& methods, request& r) {
+  if (!r.named) return std::nullopt;
+  const method* m = methods.find(r.method);
+  if (m == nullptr) return std::nullopt;
+  structure named = std::move(*r.named);
+  r.named.reset();
+  if (m->param_names.empty()) {
+    if (named.empty()) return std::nullopt;  // {} is no parameters
+    return fault(fault_code::invalid_params,
+                 "this method takes positional parameters only (params must be an array)");
+  }
+  array params;
+  params.reserve(m->param_names.size());
+  for (const auto& name : m->param_names) {
+    auto it = named.find(name);
+    if (it == named.end()) return fault(fault_code::invalid_params, "missing parameter '" + name + "'");
+    params.push_back(std::move(it->second));
+    named.erase(it);
+  }
+  if (!named.empty()) {
+    std::string first = named.begin()->first;
+    if (first.size() > 64) first = first.substr(0, 64) + "...";
+    return fault(fault_code::invalid_params, "unknown parameter '" + first + "'");
+  }
+  r.params = std::move(params);
+  return std::nullopt;
+}
+
+void write_outcome(std::string& out, std::string_view id, const outcome& o) {
+  if (const auto* f = std::get_if<fault>(&o)) {
+    write_error(out, id, f->code(), f->message());
+    return;
+  }
+  try {
+    write_result(out, id, std::get<value>(o));
+  } catch (const std::exception&) {
+    write_error(out, id, fault_code::internal_error, "the result cannot be encoded as JSON");
+  }
+}
+
+namespace {
+
+// One batch in flight. Every completion runs on the loop thread, so the
+// state needs no lock; the last one writes the answer.
+class batch_run : public std::enable_shared_from_this<batch_run> {
+ public:
+  batch_run(message batch, std::function<void(std::string)> done)
+      : entries_(std::move(batch.entries)), done_(std::move(done)) {
+    slots_.resize(entries_.size());
+  }
+
+  void start(const registry& methods, const call_context& ctx) {
+    // Counted from one so that entries completing inline cannot finish the
+    // batch before every entry has been started.
+    pending_ = 1;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      auto* r = std::get_if<request>(&entries_[i]);
+      if (r == nullptr) continue;
+      if (auto f = bind_named(methods, *r)) {
+        slots_[i] = std::move(*f);
+        continue;
+      }
+      ++pending_;
+      methods.invoke(ctx, r->method, std::move(r->params),
+                     [self = shared_from_this(), i](outcome o) { self->complete(i, std::move(o)); });
+    }
+    settle();
+  }
+
+ private:
+  void complete(std::size_t i, outcome o) {
+    slots_[i] = std::move(o);
+    settle();
+  }
+
+  void settle() {
+    if (--pending_ != 0) return;
+    std::string out;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (auto* bad = std::get_if<error_reply>(&entries_[i])) {
+        out += out.empty() ? '[' : ',';
+        write_error(out, bad->id, bad->code, bad->detail);
+        continue;
+      }
+      const auto& r = std::get<request>(entries_[i]);
+      if (r.is_notification()) continue;
+      out += out.empty() ? '[' : ',';
+      write_outcome(out, r.id, slots_[i]);
+    }
+    if (!out.empty()) out += ']';
+    auto done = std::move(done_);
+    done(std::move(out));
+  }
+
+  std::vector<std::variant<request, error_reply>> entries_;
+  std::vector<outcome> slots_;
+  std::size_t pending_ = 0;
+  std::function<void(std::string)> done_;
+};
+
+}  // namespace
+
+void run_batch(const registry& methods, const call_context& ctx, message batch,
+               std::function<void(std::string)> done) {
+  std::make_shared<batch_run>(std::move(batch), std::move(done))->start(methods, ctx);
+}
+
+}  // namespace rapidrpc::jsonrpc::detail

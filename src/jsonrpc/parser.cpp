@@ -1,0 +1,502 @@
+// The JSON-RPC reader: Boost.JSON's basic_parser (a strict, non-recursive
+// SAX parser) with a handler that builds rapidrpc::values directly and reads
+// the request envelopes as they stream past, so a request is never held as
+// a generic JSON tree. docs/jsonrpc.md has the rules; bench/json_choice has
+// why this parser.
+#include <rapidrpc/jsonrpc.hpp>
+
+#include "jsonrpc/utf8.hpp"
+#include "xmlrpc/literals.hpp"
+
+#include <boost/json/basic_parser_impl.hpp>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <system_error>
+
+namespace rapidrpc::jsonrpc {
+namespace {
+
+namespace bj = boost::json;
+
+// The members an envelope may have, requests' and responses' together.
+enum member : std::uint8_t { m_jsonrpc, m_method, m_params, m_result, m_error, m_id, m_other, member_count };
+
+member member_of(std::string_view key) {
+  if (key == "jsonrpc") return m_jsonrpc;
+  if (key == "method") return m_method;
+  if (key == "params") return m_params;
+  if (key == "result") return m_result;
+  if (key == "error") return m_error;
+  if (key == "id") return m_id;
+  return m_other;
+}
+
+// One request or response object, read member by member.
+struct envelope {
+  std::array<std::optional<value>, member_count> members;  // m_id unused
+  unsigned seen = 0;      // bit per member
+  bool repeated = false;  // a member name came twice
+  bool other = false;     // a member that is none of the known ones
+  enum class id_state : std::uint8_t { absent, ok, bad } id = id_state::absent;
+  std::string id_text;
+  std::string inner_error;  // what was wrong inside a member's value
+
+  void clear() {
+    for (auto& m : members) m.reset();
+    seen = 0;
+    repeated = other = false;
+    id = id_state::absent;
+    id_text.clear();
+    inner_error.clear();
+  }
+};
+
+bool parse_extended_date(std::string_view s, date_time& out) {
+  // Only the form the writer produces, so that it reads back the same.
+  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T') return false;
+  return xmlrpc::detail::parse_date_time(s, out);
+}
+
+// {"$base64": "..."} and {"$datetime": "..."} in canonical form become
+// bytes and dates; any other object stays a struct.
+value object_value(structure&& members) {
+  if (members.size() == 1) {
+    auto& [key, member] = *members.begin();
+    if (const auto* text = member.get_if<std::string>()) {
+      if (key == "$base64") {
+        bytes b;
+        std::string again;
+        if (xmlrpc::detail::decode_base64(*text, b.data)) {
+          xmlrpc::detail::append_base64(again, b.data);
+          if (again == *text) return value(std::move(b));
+        }
+      } else if (key == "$datetime") {
+        date_time t;
+        if (parse_extended_date(*text, t)) return value(t);
+      }
+    }
+  }
+  return value(std::move(members));
+}
+
+// Why a text was refused as a whole.
+struct text_error {
+  std::int32_t code = 0;
+  std::string detail;
+};
+
+class handler {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  handler(const limits& lim, bool response) : lim_(lim), response_(response) {}
+
+  // ---- results ---------------------------------------------------------------
+
+  text_error failure;  // set when the handler stopped the parse
+  bool batch = false;
+  bool root_scalar = false;
+  std::vector<std::variant<request, error_reply>> entries;
+  std::optional<response> answer;  // response mode
+
+  // ---- basic_parser's events -------------------------------------------------
+
+  bool on_document_begin(bj::error_code&) { return true; }
+  bool on_document_end(bj::error_code&) { return true; }
+
+  bool on_object_begin(bj::error_code& ec) { return open(true, ec); }
+  bool on_array_begin(bj::error_code& ec) { return open(false, ec); }
+
+  bool on_object_end(std::size_t, bj::error_code& ec) {
+    if (frames_.empty()) {
+      if (level_ == level::envelope) return end_envelope(ec);
+      return true;
+    }
+    frame f = std::move(frames_.back());
+    frames_.pop_back();
+    return add(object_value(std::move(f.members)), ec, true);
+  }
+
+  bool on_array_end(std::size_t, bj::error_code& ec) {
+    if (frames_.empty()) return true;  // the batch
+    frame f = std::move(frames_.back());
+    frames_.pop_back();
+    return add(value(std::move(f.items)), ec, true);
+  }
+
+  bool on_key_part(bj::string_view s, std::size_t, bj::error_code&) {
+    text_.append(s.data(), s.size());
+    return true;
+  }
+
+  bool on_key(bj::string_view s, std::size_t, bj::error_code&) {
+    std::string_view key = collect(s);
+    if (frames_.empty()) {
+      member m = member_of(key);
+      env_member_ = m;
+      if (m == m_other) {
+        env_.other = true;
+      } else {
+        if (env_.seen & (1u << m)) env_.repeated = true;
+        env_.seen |= 1u << m;
+      }
+    } else {
+      frames_.back().key.assign(key);
+    }
+    text_.clear();
+    return true;
+  }
+
+  bool on_string_part(bj::string_view s, std::size_t, bj::error_code&) {
+    text_.append(s.data(), s.size());
+    return true;
+  }
+
+  bool on_string(bj::string_view s, std::size_t, bj::error_code& ec) {
+    std::string str(collect(s));
+    text_.clear();
+    if (at_envelope() && env_member_ == m_id) {
+      if (!count(ec)) return false;
+      return set_id(write_id_string(str));
+    }
+    return add(value(std::move(str)), ec);
+  }
+
+  bool on_number_part(bj::string_view s, bj::error_code&) {
+    number_.append(s.data(), s.size());
+    return true;
+  }
+
+  bool on_int64(std::int64_t i, bj::string_view s, bj::error_code& ec) {
+    if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
+    number_.clear();
+    if (i >= std::numeric_limits<std::int32_t>::min() && i <= std::numeric_limits<std::int32_t>::max())
+      return add(value(static_cast<std::int32_t>(i)), ec);
+    return add(value(i), ec);
+  }
+
+  bool on_uint64(std::uint64_t u, bj::string_view s, bj::error_code& ec) {
+    if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
+    number_.clear();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return out_of_range("an integer beyond 64 bits", ec);
+    return add(value(static_cast<std::int64_t>(u)), ec);
+  }
+
+  bool on_double(double d, bj::string_view s, bj::error_code& ec) {
+    if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
+    std::string_view text = collect_number(s);
+    bool integral = text.find_first_of(".eE") == std::string_view::npos;
+    if (integral) {  // basic_parser hands integers beyond 64 bits over as doubles
+      number_.clear();
+      return out_of_range("an integer beyond 64 bits", ec);
+    }
+    if (!std::isfinite(d)) {
+      number_.clear();
+      return out_of_range("a number beyond the double range", ec);
+    }
+    // Boost 1.81's fast path may be one unit in the last place off; the
+    // standard library's conversion is exact (the nearest double).
+    double exact = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), exact);
+    if (r.ec == std::errc() && r.ptr == text.data() + text.size()) d = exact;
+    number_.clear();
+    return add(value(d), ec);
+  }
+
+  bool on_bool(bool b, bj::error_code& ec) { return add(value(b), ec); }
+  bool on_null(bj::error_code& ec) {
+    if (at_envelope() && env_member_ == m_id) {
+      if (!count(ec)) return false;
+      return set_id("null");
+    }
+    return add(value(nil), ec);
+  }
+  bool on_comment_part(bj::string_view, bj::error_code&) { return true; }
+  bool on_comment(bj::string_view, bj::error_code&) { return true; }
+
+ private:
+  enum class level : std::uint8_t { top, batch, envelope };
+
+  struct frame {
+    bool is_object = false;
+    array items;
+    structure members;
+    std::string key;
+  };
+
+  bool at_envelope() const noexcept { return frames_.empty() && level_ == level::envelope; }
+
+  std::string_view collect(bj::string_view last) {
+    if (text_.empty()) return {last.data(), last.size()};
+    text_.append(last.data(), last.size());
+    return text_;
+  }
+
+  std::string_view collect_number(bj::string_view last) {
+    if (number_.empty()) return {last.data(), last.size()};
+    number_.append(last.data(), last.size());
+    return number_;
+  }
+
+  bool stop(std::int32_t code, std::string detail, bj::error_code& ec) {
+    failure = {code, std::move(detail)};
+    ec = std::make_error_code(std::errc::invalid_argument);
+    return false;
+  }
+
+  bool count(bj::error_code& ec) {
+    if (++elements_ > lim_.max_elements)
+      return stop(fault_code::invalid_request,
+                  "more than " + std::to_string(lim_.max_elements) + " values in one text", ec);
+    return true;
+  }
+
+  bool open(bool is_object, bj::error_code& ec) {
+    if (frames_.empty()) {
+      if (level_ == level::top && !started_) {
+        started_ = true;
+        if (is_object) {
+          begin_envelope();
+          return true;
+        }
+        if (!response_) {
+          batch = true;
+          level_ = level::batch;
+          return true;
+        }
+      } else if (level_ == level::batch && is_object) {
+        if (entries.size() >= lim_.max_batch)
+          return stop(fault_code::invalid_request,
+                      "a batch holds at most " + std::to_string(lim_.max_batch) + " requests", ec);
+        begin_envelope();
+        return true;
+      }
+    }
+    if (!count(ec)) return false;
+    if (frames_.size() >= lim_.max_depth)
+      return stop(fault_code::invalid_request,
+                  "nested deeper than " + std::to_string(lim_.max_depth) + " levels", ec);
+    frames_.emplace_back().is_object = is_object;
+    return true;
+  }
+
+  // A finished value: into the container being built, or into the envelope.
+  // Containers were counted when they opened; scalars are counted here.
+  bool add(value v, bj::error_code& ec, bool container = false) {
+    if (!container && !count(ec)) return false;
+    if (!frames_.empty()) {
+      frame& f = frames_.back();
+      if (!f.is_object) {
+        f.items.push_back(std::move(v));
+      } else if (!f.members.emplace(std::move(f.key), std::move(v)).second) {
+        note_inner("a member name repeats in an object");
+      }
+      return true;
+    }
+    switch (level_) {
+      case level::envelope:
+        if (env_member_ == m_id)
+          env_.id = envelope::id_state::bad;
+        else if (env_member_ != m_other)
+          env_.members[env_member_] = std::move(v);
+        return true;
+      case level::batch:
+        if (entries.size() >= lim_.max_batch)
+          return stop(fault_code::invalid_request,
+                      "a batch holds at most " + std::to_string(lim_.max_batch) + " requests", ec);
+        entries.emplace_back(error_reply{"null", fault_code::invalid_request,
+                                         "a batch entry must be a request object"});
+        return true;
+      case level::top:
+        started_ = true;
+        root_scalar = true;
+        return true;
+    }
+    return true;
+  }
+
+  void note_inner(std::string what) {
+    if (env_.inner_error.empty()) env_.inner_error = std::move(what);
+  }
+
+  // A number that no value can hold: the params are invalid (a member of
+  // the envelope itself, such as "jsonrpc", cannot be a number anyway).
+  bool out_of_range(const char* what, bj::error_code& ec) {
+    if (!at_envelope()) note_inner(std::string(what));
+    return add(value(nil), ec);
+  }
+
+  bool number_id(bj::string_view last, bj::error_code& ec) {
+    std::string text(collect_number(last));
+    number_.clear();
+    if (!count(ec)) return false;
+    return set_id(std::move(text));
+  }
+
+  bool set_id(std::string text) {
+    env_.id = envelope::id_state::ok;
+    env_.id_text = std::move(text);
+    return true;
+  }
+
+  static std::string write_id_string(const std::string& s) {
+    std::string out;
+    write_string(out, s);  // valid UTF-8: the parser checked it
+    return out;
+  }
+
+  void begin_envelope() {
+    level_ = level::envelope;
+    env_.clear();
+    env_member_ = m_other;
+  }
+
+  bool end_envelope(bj::error_code&) {
+    level_ = batch ? level::batch : level::top;
+    if (response_)
+      answer_from_envelope();
+    else
+      entries.push_back(request_from_envelope());
+    return true;
+  }
+
+  std::variant<request, error_reply> request_from_envelope() {
+    auto invalid = [](std::string id, std::string why) {
+      return error_reply{std::move(id), fault_code::invalid_request, std::move(why)};
+    };
+    if (env_.id == envelope::id_state::bad) return invalid("null", "id must be a string, a number or null");
+    if (env_.repeated) return invalid("null", "a member name repeats in the request");
+    std::string id = env_.id == envelope::id_state::ok ? std::move(env_.id_text) : std::string();
+    std::string reply_id = id.empty() ? "null" : id;
+    const auto& version = env_.members[m_jsonrpc];
+    if (!version || !version->is<std::string>() || version->as<std::string>() != "2.0")
+      return invalid(reply_id, "a request needs \"jsonrpc\": \"2.0\"");
+    if (env_.other || env_.members[m_result] || env_.members[m_error])
+      return invalid(reply_id, "a request has only jsonrpc, method, params and id");
+    auto& method = env_.members[m_method];
+    if (!method || !method->is<std::string>()) return invalid(reply_id, "method must be a string");
+    std::string& name = method->as<std::string>();
+    if (name.empty()) return invalid(reply_id, "method must not be empty");
+    if (name.size() > lim_.max_name_bytes)
+      return invalid(reply_id, "method names are at most " + std::to_string(lim_.max_name_bytes) + " bytes");
+    for (unsigned char c : name)
+      if (c < 0x20 || c == 0x7F) return invalid(reply_id, "a method name may not hold control characters");
+    request r;
+    if (auto& params = env_.members[m_params]) {
+      if (auto* a = params->get_if<array>())
+        r.params = std::move(*a);
+      else if (auto* s = params->get_if<structure>())
+        r.named = std::move(*s);
+      else
+        return invalid(reply_id, "params must be an array or an object");
+    }
+    if (!env_.inner_error.empty())
+      return error_reply{reply_id, fault_code::invalid_params, std::move(env_.inner_error)};
+    r.method = std::move(name);
+    r.id = std::move(id);
+    return r;
+  }
+
+  void answer_from_envelope() {
+    auto bad = [this](std::string why) {
+      failure = {fault_code::invalid_request, std::move(why)};
+    };
+    const auto& version = env_.members[m_jsonrpc];
+    if (!version || !version->is<std::string>() || version->as<std::string>() != "2.0")
+      return bad("a response needs \"jsonrpc\": \"2.0\"");
+    if (env_.repeated || env_.other || env_.members[m_method] || env_.members[m_params])
+      return bad("a response has only jsonrpc, result or error, and id");
+    if (env_.id != envelope::id_state::ok) return bad("a response needs an id");
+    if (!env_.inner_error.empty()) return bad(env_.inner_error);
+    auto& result = env_.members[m_result];
+    auto& error = env_.members[m_error];
+    if (result.has_value() == error.has_value()) return bad("a response has either result or error");
+    response r;
+    r.id = std::move(env_.id_text);
+    if (result) {
+      r.outcome = std::move(*result);
+    } else {
+      const auto* e = error->get_if<structure>();
+      if (e == nullptr) return bad("error must be an object");
+      auto code = e->find("code");
+      auto message = e->find("message");
+      if (code == e->end() || !code->second.is<std::int32_t>())
+        return bad("error.code must be an integer");
+      if (message == e->end() || !message->second.is<std::string>())
+        return bad("error.message must be a string");
+      std::string text = message->second.as<std::string>();
+      if (auto data = e->find("data"); data != e->end() && data->second.is<std::string>())
+        text += ": " + data->second.as<std::string>();
+      r.outcome = fault(code->second.as<std::int32_t>(), std::move(text));
+    }
+    answer = std::move(r);
+  }
+
+  const limits& lim_;
+  bool response_;
+  bool started_ = false;
+  level level_ = level::top;
+  std::vector<frame> frames_;  // containers being built below the envelope
+  envelope env_;
+  member env_member_ = m_other;  // the envelope member whose value comes next
+  std::size_t elements_ = 0;
+  std::string text_;    // string or key parts so far
+  std::string number_;  // number parts so far
+};
+
+bj::parse_options parse_options(const limits& lim) {
+  bj::parse_options o;
+  // The handler enforces the real limit (counted below the envelope, with a
+  // clear message); this is the parser's own stack bound above it.
+  o.max_depth = lim.max_depth + 3;
+  return o;
+}
+
+// Runs the parser over the whole text. A text_error if it is not JSON or a
+// limit was passed.
+template <class Parser>
+std::optional<text_error> run(Parser& p, std::string_view text) {
+  bj::error_code ec;
+  std::size_t n = p.write_some(false, text.data(), text.size(), ec);
+  if (p.handler().failure.code != 0) return std::move(p.handler().failure);
+  if (ec == bj::error::too_deep)
+    return text_error{fault_code::invalid_request, "nested too deeply"};
+  if (ec)
+    return text_error{fault_code::parse_error,
+                      "invalid JSON at offset " + std::to_string(n) + ": " + ec.message()};
+  if (n != text.size())
+    return text_error{fault_code::parse_error,
+                      "invalid JSON at offset " + std::to_string(n) + ": text after the JSON value"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<message, error_reply> parse_request(std::string_view text, const limits& lim) {
+  bj::basic_parser<handler> p(parse_options(lim), lim, false);
+  if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
+  auto& h = p.handler();
+  if (h.root_scalar) return error_reply{"null", fault_code::invalid_request, "a request is an object or an array of them"};
+  if (h.batch && h.entries.empty()) return error_reply{"null", fault_code::invalid_request, "an empty batch"};
+  message m;
+  m.batch = h.batch;
+  m.entries = std::move(h.entries);
+  return m;
+}
+
+std::variant<response, error_reply> parse_response(std::string_view text, const limits& lim) {
+  bj::basic_parser<handler> p(parse_options(lim), lim, true);
+  if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
+  auto& h = p.handler();
+  if (!h.answer) return error_reply{"null", fault_code::invalid_request, "a response is one object"};
+  return std::move(*h.answer);
+}
+
+}  // namespace rapidrpc::jsonrpc

@@ -1,0 +1,218 @@
+// The JSON-RPC writers: compact texts appended straight to a string.
+#include <rapidrpc/jsonrpc.hpp>
+
+#include "jsonrpc/utf8.hpp"
+#include "xmlrpc/literals.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+namespace rapidrpc::jsonrpc {
+namespace {
+
+enum class on_invalid : std::uint8_t { throw_error, replace };
+
+constexpr char hex_digits[] = "0123456789abcdef";
+
+void append_string(std::string& out, std::string_view s, on_invalid policy) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* const end = p + s.size();
+  const auto* run = p;  // start of bytes not yet copied
+  const auto flush = [&](const unsigned char* upto) {
+    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(upto - run));
+  };
+  out += '"';
+  while (p != end) {
+    const unsigned char c = *p;
+    if (c >= 0x20 && c < 0x80) {
+      if (c != '"' && c != '\\') {
+        ++p;
+        continue;
+      }
+      flush(p);
+      out += '\\';
+      out += static_cast<char>(c);
+      run = ++p;
+      continue;
+    }
+    if (c < 0x20) {
+      flush(p);
+      switch (c) {
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        default:
+          out += "\\u00";
+          out += hex_digits[c >> 4];
+          out += hex_digits[c & 15];
+      }
+      run = ++p;
+      continue;
+    }
+    if (std::size_t n = detail::utf8_sequence_length(p, end)) {
+      p += n;
+      continue;
+    }
+    if (policy == on_invalid::throw_error)
+      throw std::invalid_argument("a string is not valid UTF-8; JSON cannot carry it");
+    flush(p);
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    run = ++p;
+  }
+  flush(p);
+  out += '"';
+}
+
+struct value_writer {
+  std::string& out;
+
+  void operator()(nil_t) const { out += "null"; }
+  void operator()(std::int32_t i) const { integer(i); }
+  void operator()(std::int64_t i) const { integer(i); }
+  void operator()(bool b) const { out += b ? "true" : "false"; }
+  void operator()(double d) const {
+    if (!xmlrpc::detail::append_double(out, d))
+      throw std::invalid_argument("JSON cannot carry an infinite or NaN number");
+  }
+  void operator()(const std::string& s) const { append_string(out, s, on_invalid::throw_error); }
+  void operator()(const date_time& t) const {
+    if (!xmlrpc::detail::is_valid(t)) throw std::invalid_argument("date_time field out of range");
+    out += "{\"$datetime\":\"";
+    detail::append_date_time(out, t);
+    out += "\"}";
+  }
+  void operator()(const bytes& b) const {
+    out += "{\"$base64\":\"";
+    xmlrpc::detail::append_base64(out, b.data);
+    out += "\"}";
+  }
+  void operator()(const array& a) const {
+    out += '[';
+    bool first = true;
+    for (const value& e : a) {
+      if (!first) out += ',';
+      first = false;
+      std::visit(*this, e.raw());
+    }
+    out += ']';
+  }
+  void operator()(const structure& s) const {
+    out += '{';
+    bool first = true;
+    for (const auto& [name, member] : s) {
+      if (!first) out += ',';
+      first = false;
+      append_string(out, name, on_invalid::throw_error);
+      out += ':';
+      std::visit(*this, member.raw());
+    }
+    out += '}';
+  }
+
+  template <class Int>
+  void integer(Int i) const {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, i);
+    out.append(buf, r.ptr);
+  }
+};
+
+// Runs `write`, leaving `out` as it was if it throws.
+template <class Write>
+void append_or_restore(std::string& out, Write write) {
+  const std::size_t old_size = out.size();
+  try {
+    write();
+  } catch (...) {
+    out.resize(old_size);
+    throw;
+  }
+}
+
+}  // namespace
+
+void detail::append_date_time(std::string& out, const date_time& t) {
+  char buf[20];
+  auto two = [&](std::size_t at, unsigned v) {
+    buf[at] = static_cast<char>('0' + v / 10);
+    buf[at + 1] = static_cast<char>('0' + v % 10);
+  };
+  two(0, static_cast<unsigned>(t.year) / 100);
+  two(2, static_cast<unsigned>(t.year) % 100);
+  buf[4] = '-';
+  two(5, t.month);
+  buf[7] = '-';
+  two(8, t.day);
+  buf[10] = 'T';
+  two(11, t.hour);
+  buf[13] = ':';
+  two(14, t.minute);
+  buf[16] = ':';
+  two(17, t.second);
+  out.append(buf, 19);
+}
+
+std::string_view standard_message(std::int32_t code) noexcept {
+  switch (code) {
+    case fault_code::parse_error: return "Parse error";
+    case fault_code::invalid_request: return "Invalid Request";
+    case fault_code::method_not_found: return "Method not found";
+    case fault_code::invalid_params: return "Invalid params";
+    case fault_code::internal_error: return "Internal error";
+    default: return {};
+  }
+}
+
+void write_value(std::string& out, const value& v) {
+  append_or_restore(out, [&] { std::visit(value_writer{out}, v.raw()); });
+}
+
+void write_string(std::string& out, std::string_view s) {
+  append_or_restore(out, [&] { append_string(out, s, on_invalid::throw_error); });
+}
+
+void write_request(std::string& out, std::string_view method, const array& params,
+                   std::string_view id) {
+  append_or_restore(out, [&] {
+    out += "{\"jsonrpc\":\"2.0\",\"method\":";
+    append_string(out, method, on_invalid::throw_error);
+    out += ",\"params\":";
+    value_writer{out}(params);
+    if (!id.empty()) {
+      out += ",\"id\":";
+      out += id;
+    }
+    out += '}';
+  });
+}
+
+void write_result(std::string& out, std::string_view id, const value& result) {
+  append_or_restore(out, [&] {
+    out += "{\"jsonrpc\":\"2.0\",\"result\":";
+    std::visit(value_writer{out}, result.raw());
+    out += ",\"id\":";
+    out += id;
+    out += '}';
+  });
+}
+
+void write_error(std::string& out, std::string_view id, std::int32_t code, std::string_view detail) {
+  out += "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":";
+  char buf[12];
+  const auto r = std::to_chars(buf, buf + sizeof buf, code);
+  out.append(buf, r.ptr);
+  out += ",\"message\":";
+  std::string_view standard = standard_message(code);
+  append_string(out, standard.empty() ? detail : standard, on_invalid::replace);
+  if (!standard.empty() && !detail.empty()) {
+    out += ",\"data\":";
+    append_string(out, detail, on_invalid::replace);
+  }
+  out += "},\"id\":";
+  out += id;
+  out += '}';
+}
+
+}  // namespace rapidrpc::jsonrpc

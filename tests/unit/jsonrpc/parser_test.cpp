@@ -1,0 +1,315 @@
+// JSON-RPC request and response parsing: the envelope rules of the
+// specification, the value mapping, and every kind of bad input.
+#include <rapidrpc/jsonrpc.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace rapidrpc::jsonrpc {
+namespace {
+
+message parse_ok(std::string_view text, const limits& lim = {}) {
+  auto r = parse_request(text, lim);
+  if (auto* e = std::get_if<error_reply>(&r)) {
+    ADD_FAILURE() << "rejected (" << e->code << ": " << e->detail << "): " << text;
+    return {};
+  }
+  return std::get<message>(std::move(r));
+}
+
+error_reply parse_bad(std::string_view text, const limits& lim = {}) {
+  auto r = parse_request(text, lim);
+  if (auto* e = std::get_if<error_reply>(&r)) return *e;
+  ADD_FAILURE() << "accepted: " << text;
+  return {};
+}
+
+request single(std::string_view text) {
+  auto m = parse_ok(text);
+  EXPECT_FALSE(m.batch);
+  EXPECT_EQ(m.entries.size(), 1u);
+  if (m.entries.size() != 1 || !std::holds_alternative<request>(m.entries[0])) {
+    ADD_FAILURE() << "not one valid request: " << text;
+    return {};
+  }
+  return std::get<request>(std::move(m.entries[0]));
+}
+
+error_reply single_error(std::string_view text) {
+  auto m = parse_ok(text);
+  if (m.entries.size() != 1 || !std::holds_alternative<error_reply>(m.entries[0])) {
+    ADD_FAILURE() << "not one invalid entry: " << text;
+    return {};
+  }
+  return std::get<error_reply>(m.entries[0]);
+}
+
+value param(std::string_view json) {
+  auto r = single(std::string(R"({"jsonrpc":"2.0","method":"m","params":[)") + std::string(json) + "],\"id\":1}");
+  EXPECT_EQ(r.params.size(), 1u) << json;
+  return r.params.empty() ? value{} : r.params[0];
+}
+
+TEST(Request, Positional) {
+  auto r = single(R"({"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1})");
+  EXPECT_EQ(r.method, "subtract");
+  EXPECT_EQ(r.params, (array{std::int32_t{42}, std::int32_t{23}}));
+  EXPECT_FALSE(r.named);
+  EXPECT_EQ(r.id, "1");
+  EXPECT_FALSE(r.is_notification());
+}
+
+TEST(Request, Named) {
+  auto r = single(R"({"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3})");
+  ASSERT_TRUE(r.named);
+  EXPECT_EQ(*r.named, (structure{{"minuend", std::int32_t{42}}, {"subtrahend", std::int32_t{23}}}));
+  EXPECT_TRUE(r.params.empty());
+}
+
+TEST(Request, MembersInAnyOrder) {
+  auto r = single(R"({"id":"x","params":[1],"method":"m","jsonrpc":"2.0"})");
+  EXPECT_EQ(r.method, "m");
+  EXPECT_EQ(r.id, R"("x")");
+}
+
+TEST(Request, NoParamsIsEmpty) {
+  auto r = single(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  EXPECT_TRUE(r.params.empty());
+  EXPECT_FALSE(r.named);
+}
+
+TEST(Request, Notification) {
+  auto r = single(R"({"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]})");
+  EXPECT_TRUE(r.is_notification());
+  EXPECT_EQ(r.params.size(), 5u);
+}
+
+TEST(Request, IdsAreKeptVerbatim) {
+  for (std::string id : {"1", "-7", "0", "\"abc\"", "\"\"", "null", "1.5", "1e3", "-0.0",
+                         "123456789012345678901234567890"}) {
+    auto r = single(R"({"jsonrpc":"2.0","method":"m","id":)" + id + "}");
+    EXPECT_EQ(r.id, id);
+  }
+  // A string id is the same string, written with the fewest escapes.
+  EXPECT_EQ(single(R"({"jsonrpc":"2.0","method":"m","id":"\u00e9\n\/"})").id, "\"\xC3\xA9\\n/\"");
+}
+
+TEST(Request, IdOfAWrongTypeIsInvalid) {
+  for (std::string id : {"[1]", "{}", "true", "false"}) {
+    auto e = single_error(R"({"jsonrpc":"2.0","method":"m","id":)" + id + "}");
+    EXPECT_EQ(e.code, fault_code::invalid_request) << id;
+    EXPECT_EQ(e.id, "null") << id;
+  }
+}
+
+TEST(Request, EnvelopeErrorsKeepAReadableId) {
+  struct { std::string text; std::string id; } cases[] = {
+      {R"({"jsonrpc":"2.0","method":1,"params":"bar"})", "null"},
+      {R"({"jsonrpc":"2.0","method":"m","params":"bar","id":4})", "4"},
+      {R"({"jsonrpc":"1.0","method":"m","id":5})", "5"},
+      {R"({"method":"m","id":6})", "6"},
+      {R"({"jsonrpc":"2.0","id":7})", "7"},
+      {R"({"jsonrpc":"2.0","method":"m","id":8,"extra":1})", "8"},
+      {R"({"jsonrpc":2.0,"method":"m","id":9})", "9"},
+      {R"({"foo":"boo"})", "null"},
+  };
+  for (const auto& c : cases) {
+    auto e = single_error(c.text);
+    EXPECT_EQ(e.code, fault_code::invalid_request) << c.text;
+    EXPECT_EQ(e.id, c.id) << c.text;
+    EXPECT_FALSE(e.detail.empty());
+  }
+}
+
+TEST(Request, MethodNameRules) {
+  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"a\u0000b","id":1})").code, fault_code::invalid_request);
+  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"","id":1})").code, fault_code::invalid_request);
+  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"a\nb","id":1})").code, fault_code::invalid_request);
+  std::string huge(300, 'x');
+  auto e = single_error(R"({"jsonrpc":"2.0","method":")" + huge + R"(","id":1})");
+  EXPECT_EQ(e.code, fault_code::invalid_request);
+  EXPECT_LT(e.detail.size(), 200u);  // never echoes the huge name
+  EXPECT_EQ(single(R"({"jsonrpc":"2.0","method":"rpc.x","id":1})").method, "rpc.x");
+}
+
+TEST(Request, DuplicateMembers) {
+  auto e = single_error(R"({"jsonrpc":"2.0","method":"a","method":"b","id":1})");
+  EXPECT_EQ(e.code, fault_code::invalid_request);
+  EXPECT_EQ(e.id, "null");
+  // Inside params: the request's id is known, the params are not valid.
+  auto p = single_error(R"({"jsonrpc":"2.0","method":"m","params":[{"k":1,"k":2}],"id":3})");
+  EXPECT_EQ(p.code, fault_code::invalid_params);
+  EXPECT_EQ(p.id, "3");
+}
+
+TEST(Values, Mapping) {
+  EXPECT_EQ(param("7"), value(std::int32_t{7}));
+  EXPECT_EQ(param("-2147483648"), value(std::int32_t{-2147483647 - 1}));
+  EXPECT_EQ(param("2147483648"), value(std::int64_t{2147483648}));
+  EXPECT_EQ(param("-9223372036854775808"), value(std::int64_t{INT64_MIN}));
+  EXPECT_EQ(param("2.5"), value(2.5));
+  EXPECT_EQ(param("1e2"), value(100.0));
+  EXPECT_EQ(param("-0"), value(std::int32_t{0}));
+  EXPECT_EQ(param("true"), value(true));
+  EXPECT_EQ(param("null"), value(nil));
+  EXPECT_EQ(param(R"("a\"\\\/\b\f\n\r\tz")"), value(std::string("a\"\\/\b\f\n\r\tz")));
+  EXPECT_EQ(param(R"("\u00e9\ud83d\ude00")"), value(std::string("\xC3\xA9\xF0\x9F\x98\x80")));
+  EXPECT_EQ(param(R"("a\u0000b")"), value(std::string("a\0b", 3)));
+  EXPECT_EQ(param(R"([1,[],{}])"), value(array{std::int32_t{1}, array{}, structure{}}));
+  EXPECT_EQ(param(R"({"b":1,"a":"x"})"), value(structure{{"a", "x"}, {"b", std::int32_t{1}}}));
+}
+
+TEST(Values, Markers) {
+  EXPECT_EQ(param(R"({"$base64":"SGk="})"), value(bytes{{'H', 'i'}}));
+  EXPECT_EQ(param(R"({"$base64":""})"), value(bytes{}));
+  EXPECT_EQ(param(R"({"$datetime":"2024-01-31T12:30:00"})"),
+            value(date_time{2024, 1, 31, 12, 30, 0}));
+  // Not canonical, or not alone: a struct, so it goes back out as it came.
+  EXPECT_EQ(param(R"({"$base64":"SGk"})"), value(structure{{"$base64", "SGk"}}));
+  EXPECT_EQ(param(R"({"$base64":"S G k ="})"), value(structure{{"$base64", "S G k ="}}));
+  EXPECT_EQ(param(R"({"$base64":7})"), value(structure{{"$base64", std::int32_t{7}}}));
+  EXPECT_EQ(param(R"({"$datetime":"20240131T12:30:00"})"),
+            value(structure{{"$datetime", "20240131T12:30:00"}}));
+  EXPECT_EQ(param(R"({"$datetime":"2024-02-30T00:00:00"})"),
+            value(structure{{"$datetime", "2024-02-30T00:00:00"}}));
+  EXPECT_EQ(param(R"({"$base64":"SGk=","x":1})"), value(structure{{"$base64", "SGk="}, {"x", std::int32_t{1}}}));
+}
+
+TEST(Values, OutOfRangeNumbersAreInvalidParams) {
+  for (std::string n : {"9223372036854775808", "-9223372036854775809", "1e400", "-1e400"}) {
+    auto e = single_error(R"({"jsonrpc":"2.0","method":"m","params":[)" + n + R"(],"id":2})");
+    EXPECT_EQ(e.code, fault_code::invalid_params) << n;
+    EXPECT_EQ(e.id, "2");
+  }
+  // Underflow to zero is a number like any other.
+  EXPECT_EQ(param("1e-400"), value(0.0));
+}
+
+TEST(Batch, EntriesInOrder) {
+  auto m = parse_ok(R"([
+    {"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},
+    {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]},
+    {"jsonrpc": "2.0", "method": "subtract", "params": [42,23], "id": "2"},
+    {"foo": "boo"},
+    {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},
+    {"jsonrpc": "2.0", "method": "get_data", "id": "9"}
+  ])");
+  EXPECT_TRUE(m.batch);
+  ASSERT_EQ(m.entries.size(), 6u);
+  EXPECT_EQ(std::get<request>(m.entries[0]).id, R"("1")");
+  EXPECT_TRUE(std::get<request>(m.entries[1]).is_notification());
+  EXPECT_EQ(std::get<error_reply>(m.entries[3]).code, fault_code::invalid_request);
+  EXPECT_EQ(std::get<request>(m.entries[5]).method, "get_data");
+}
+
+TEST(Batch, NonObjectEntriesAreInvalid) {
+  auto m = parse_ok("[1,2,3]");
+  ASSERT_EQ(m.entries.size(), 3u);
+  for (const auto& e : m.entries) {
+    ASSERT_TRUE(std::holds_alternative<error_reply>(e));
+    EXPECT_EQ(std::get<error_reply>(e).id, "null");
+  }
+}
+
+TEST(Batch, EmptyAndTooLarge) {
+  EXPECT_EQ(parse_bad("[]").code, fault_code::invalid_request);
+  limits lim;
+  lim.max_batch = 3;
+  std::string three = R"([{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","method":"m"}])";
+  EXPECT_EQ(parse_ok(three, lim).entries.size(), 3u);
+  std::string four = three.substr(0, three.size() - 1) + R"(,{"jsonrpc":"2.0","method":"m"}])";
+  auto e = parse_bad(four, lim);
+  EXPECT_EQ(e.code, fault_code::invalid_request);
+  EXPECT_EQ(e.id, "null");
+}
+
+TEST(Text, ParseErrors) {
+  for (std::string text : {
+           R"({"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz])",
+           R"([{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method")",
+           "", " ", "{", "[", "{\"a\":}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "0x10", "NaN",
+           "Infinity", "'x'", "[1] [2]", "{} x", "\"\\x\"", "\"\\u12\"", "\"a\tb\"", "[tru]", "nul",
+           "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\xC3\"", "\"\xED\xA0\x80\"",
+           "\"\xC0\xAF\"", "\"\xF4\x90\x80\x80\"", "\xEF\xBB\xBF{}",
+       }) {
+    auto e = parse_bad(text);
+    EXPECT_EQ(e.code, fault_code::parse_error) << text;
+    EXPECT_EQ(e.id, "null") << text;
+  }
+}
+
+TEST(Text, NeitherObjectNorArray) {
+  for (std::string text : {"1", "\"x\"", "null", "true"}) EXPECT_EQ(parse_bad(text).code, fault_code::invalid_request) << text;
+}
+
+TEST(Text, EveryPrefixOfARequestIsRejectedCleanly) {
+  std::string text = R"([{"jsonrpc":"2.0","method":"m","params":[1,-2.5e3,"a\u00e9",{"k":[null,true]}],"id":"x"}])";
+  for (std::size_t n = 0; n < text.size(); ++n) {
+    auto r = parse_request(text.substr(0, n));
+    ASSERT_TRUE(std::holds_alternative<error_reply>(r)) << n;
+    EXPECT_EQ(std::get<error_reply>(r).code, fault_code::parse_error) << text.substr(0, n);
+  }
+  EXPECT_TRUE(std::holds_alternative<message>(parse_request(text)));
+}
+
+TEST(Limits, Depth) {
+  limits lim;
+  lim.max_depth = 4;
+  auto nested = [](int n) {
+    return R"({"jsonrpc":"2.0","method":"m","params":)" + std::string(n, '[') + std::string(n, ']') + R"(,"id":1})";
+  };
+  // params itself is level one.
+  EXPECT_TRUE(std::holds_alternative<message>(parse_request(nested(4), lim)));
+  auto e = parse_bad(nested(5), lim);
+  EXPECT_EQ(e.code, fault_code::invalid_request);
+  EXPECT_EQ(e.id, "null");
+  // Very deep input fails cleanly (no recursion past the limit).
+  auto deep = parse_bad(std::string(1'000'000, '['));
+  EXPECT_NE(deep.code, 0);
+}
+
+TEST(Limits, Elements) {
+  limits lim;
+  lim.max_elements = 20;
+  std::string ok = R"({"jsonrpc":"2.0","method":"m","params":[1,2,3,4,5,6,7,8,9,10],"id":1})";
+  EXPECT_TRUE(std::holds_alternative<message>(parse_request(ok, lim)));
+  std::string many = R"({"jsonrpc":"2.0","method":"m","params":[)";
+  for (int i = 0; i < 30; ++i) many += i ? ",1" : "1";
+  many += R"(],"id":1})";
+  EXPECT_EQ(parse_bad(many, lim).code, fault_code::invalid_request);
+}
+
+TEST(Response, ResultAndError) {
+  auto r = parse_response(R"({"jsonrpc": "2.0", "result": 19, "id": 1})");
+  ASSERT_TRUE(std::holds_alternative<response>(r));
+  EXPECT_EQ(std::get<response>(r).id, "1");
+  EXPECT_EQ(std::get<value>(std::get<response>(r).outcome), value(std::int32_t{19}));
+
+  auto e = parse_response(R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"no such"},"id":"1"})");
+  ASSERT_TRUE(std::holds_alternative<response>(e));
+  const auto& f = std::get<fault>(std::get<response>(e).outcome);
+  EXPECT_EQ(f.code(), -32601);
+  EXPECT_EQ(f.message(), "Method not found: no such");
+
+  auto custom = parse_response(R"({"jsonrpc":"2.0","error":{"code":-32500,"message":"overflow"},"id":2})");
+  EXPECT_EQ(std::get<fault>(std::get<response>(custom).outcome).message(), "overflow");
+}
+
+TEST(Response, Invalid) {
+  for (std::string text : {
+           R"({"jsonrpc":"2.0","id":1})",
+           R"({"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":1})",
+           R"({"jsonrpc":"2.0","error":{"code":"x","message":"m"},"id":1})",
+           R"({"jsonrpc":"2.0","error":{"message":"m"},"id":1})",
+           R"({"result":1,"id":1})",
+           R"([{"jsonrpc":"2.0","result":1,"id":1}])",
+           R"({"jsonrpc":"2.0","result":1})",
+           "{",
+       }) {
+    EXPECT_TRUE(std::holds_alternative<error_reply>(parse_response(text))) << text;
+  }
+}
+
+}  // namespace
+}  // namespace rapidrpc::jsonrpc
