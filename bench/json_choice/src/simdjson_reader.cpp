@@ -115,8 +115,12 @@ const char* simdjson_reader::active_implementation() {
   return simdjson::get_active_implementation()->name().data();
 }
 
+// The kernel On Demand was compiled with here (simdjson::builtin_implementation()
+// would answer for the shared library's own build instead).
 const char* simdjson_reader::builtin_implementation() {
-  return simdjson::builtin_implementation()->name().data();
+#define JSON_CHOICE_STR2(x) #x
+#define JSON_CHOICE_STR(x) JSON_CHOICE_STR2(x)
+  return JSON_CHOICE_STR(SIMDJSON_BUILTIN_IMPLEMENTATION);
 }
 
 }  // namespace json_choice
