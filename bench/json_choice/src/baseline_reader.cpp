@@ -1,0 +1,15 @@
+#include "readers.hpp"
+
+#include "json.hpp"
+
+namespace json_choice {
+
+rapidrpc::value parse_baseline(std::string_view text) {
+  try {
+    return rapidrpc::cli::parse_json(text);
+  } catch (const rapidrpc::cli::json_error& e) {
+    throw read_error(e.what());
+  }
+}
+
+}  // namespace json_choice
