@@ -37,7 +37,10 @@ int main(int argc, char** argv) {
   bool test_methods = false;
   bool worker = false;
 
-  CLI::App app{"rapidrpcd: a fast XML-RPC server serving the rapidrpc demo service", "rapidrpcd"};
+  bool no_jsonrpc = false;
+
+  CLI::App app{"rapidrpcd: a fast XML-RPC and JSON-RPC server serving the rapidrpc demo service",
+               "rapidrpcd"};
   app.set_version_flag("--version", "rapidrpcd " RAPIDRPC_VERSION);
   app.add_option("--host", options.host, "Host name or address to listen on")->capture_default_str();
   app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
@@ -62,8 +65,12 @@ int main(int argc, char** argv) {
                "Add test.crash, test.spin and test.throw (for tests only)");
   app.add_flag("--worker", worker, "Serve the worker protocol on fd 3 (started by --isolate)")
       ->group("");
-  app.add_option("--path", options.paths, "A request path that serves XML-RPC (repeatable)")
+  app.add_option("--path", options.paths,
+                 "A request path that serves XML-RPC, and JSON-RPC by Content-Type (repeatable)")
       ->capture_default_str();
+  app.add_option("--jsonrpc-path", options.jsonrpc_paths, "A request path that serves JSON-RPC only (repeatable)")
+      ->capture_default_str();
+  app.add_flag("--no-jsonrpc", no_jsonrpc, "Serve XML-RPC only");
   app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
                  "Compress responses this large when the client accepts gzip (0: never)")
       ->capture_default_str();
@@ -73,9 +80,11 @@ int main(int argc, char** argv) {
   limits->add_option("--max-header-bytes", lim.max_header_bytes, "Largest request line plus headers")
       ->capture_default_str();
   limits->add_option("--max-depth", lim.max_depth, "Deepest array/struct nesting")->capture_default_str();
-  limits->add_option("--max-elements", lim.max_elements, "Most XML elements in one request")
+  limits->add_option("--max-elements", lim.max_elements, "Most XML elements or JSON values in one request")
       ->capture_default_str();
   limits->add_option("--multicall-max", lim.max_multicall, "Most calls in one system.multicall")
+      ->capture_default_str();
+  limits->add_option("--max-batch", lim.max_batch, "Most requests in one JSON-RPC batch")
       ->capture_default_str();
   limits->add_option("--max-connections", lim.max_connections, "Most connections open at once")
       ->capture_default_str();
@@ -115,6 +124,7 @@ int main(int argc, char** argv) {
     options.worker_command = {std::string(self, static_cast<std::size_t>(n)), "--worker"};
     if (test_methods) options.worker_command.push_back("--enable-test-methods");
   }
+  options.jsonrpc = !no_jsonrpc;
   lim.request_timeout = std::chrono::seconds(request_timeout);
   lim.idle_timeout = std::chrono::seconds(idle_timeout);
   lim.write_timeout = std::chrono::seconds(write_timeout);
