@@ -206,7 +206,13 @@ void write_error(std::string& out, std::string_view id, std::int32_t code, std::
   out += ",\"message\":";
   std::string_view standard = standard_message(code);
   append_string(out, standard.empty() ? detail : standard, on_invalid::replace);
-  if (!standard.empty() && !detail.empty()) {
+  const auto same = [](std::string_view a, std::string_view b) {  // ASCII case aside
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if ((a[i] | 0x20) != (b[i] | 0x20)) return false;
+    return true;
+  };
+  if (!standard.empty() && !detail.empty() && !same(standard, detail)) {
     out += ",\"data\":";
     append_string(out, detail, on_invalid::replace);
   }

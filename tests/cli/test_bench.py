@@ -53,6 +53,14 @@ class BenchTest(harness.DaemonTestCase):
         self.assertEqual(r["ok"], 300, r)
         self.assertEqual(r["settings"]["expected"], {"a": [1, 2.5, "x", None], "b": "8/20240101T00:00:00"})
 
+    def test_jsonrpc_protocol(self):
+        r = self.bench("-P", "jsonrpc", "-c", 4, "-n", 300, self.url, "sample.add", "i/3", "i/5")
+        self.assertEqual(r["ok"], 300)
+        self.assertEqual(r["settings"]["expected"], 8)
+        r = self.bench("-P", "jsonrpc", "-c", 2, "-n", 20, "--expect", "8", self.url, "sample.add",
+                       "i/2147483647", "i/1", expect_status=EXIT_FAULT)
+        self.assertEqual(r["errors"]["fault"], 20)
+
     def test_no_keep_alive(self):
         r = self.bench("--no-keep-alive", "-c", 4, "-n", 200, self.url, "sample.add", "i/3", "i/5")
         self.assertEqual(r["ok"], 200)

@@ -54,17 +54,27 @@ class CallTest(harness.DaemonTestCase):
         self.assertEqual(fault["faultCode"], -32601)
         self.assertIsInstance(fault["faultString"], str)
 
+    def test_jsonrpc_protocol(self):
+        proc = self.call("--protocol", "jsonrpc", "sample.add", "i/3", "i/5")
+        self.assertEqual(proc.stdout, "8\n")
+        raw = json.loads(self.call("-P", "jsonrpc", "--raw", "echo", '{"a":[1,2.5,"x",null]}').stdout)
+        self.assertEqual(raw, {"jsonrpc": "2.0", "result": {"a": [1, 2.5, "x", None]}, "id": 1})
+        proc = self.call("-P", "jsonrpc", "no.such.method", expect_status=EXIT_FAULT)
+        self.assertRegex(proc.stderr, r"^fault -32601: Method not found")
+        proc = run_tool("call", "-P", "soap", self.url, "echo", "1")
+        self.assertEqual(proc.returncode, EXIT_USAGE, describe(proc))
+
     def test_help_documents_every_form(self):
         proc = run_tool("call", "--help")
         self.assertEqual(proc.returncode, 0, describe(proc))
         for form in ("i/3", "I/9000000000", "s/text", "b/t", "b/f", "b/true", "b/false", "d/2.5",
-                     "n/", "h/", "6/", "8/", "JSON", "--json", "--xml", "--timeout", "--header",
-                     "--verbose"):
+                     "n/", "h/", "6/", "8/", "JSON", "--json", "--xml", "--raw", "--timeout", "--header",
+                     "--verbose", "--protocol", "jsonrpc"):
             self.assertIn(form, proc.stdout, f"call --help does not mention {form}")
         proc = run_tool("bench", "--help")
         self.assertEqual(proc.returncode, 0, describe(proc))
         for opt in ("--connections", "--requests", "--duration", "--keep-alive", "--no-keep-alive",
-                    "--rate", "--threads", "--json", "--report", "--expect", "i/3", "JSON"):
+                    "--rate", "--threads", "--json", "--report", "--expect", "--protocol", "i/3", "JSON"):
             self.assertIn(opt, proc.stdout, f"bench --help does not mention {opt}")
 
     # -- every argument form, as the server received it ------------------------------

@@ -72,6 +72,7 @@ std::string load_description(const bench_options& o) {
   s += o.rate > 0 ? "open loop at " + fmt_count(o.rate) + " calls/s" : "closed loop";
   s += ", ";
   s += o.requests ? fmt_count(static_cast<double>(o.requests)) + " calls" : fixed(o.duration, 1) + " s";
+  s += o.protocol == protocol::jsonrpc ? ", JSON-RPC" : ", XML-RPC";
   return s;
 }
 
@@ -401,6 +402,7 @@ std::string summary_json(const bench_result& r) {
   write_json_string(s, o.url);
   s += ",\"method\":";
   write_json_string(s, o.method);
+  s += std::string(",\"protocol\":\"") + (o.protocol == protocol::jsonrpc ? "jsonrpc" : "xmlrpc") + "\"";
   s += ",\"params\":" + to_json(value(o.params));
   s += ",\"connections\":" + std::to_string(o.connections);
   s += ",\"threads\":" + std::to_string(o.threads);

@@ -52,10 +52,11 @@ int run_call(const call_options& o) {
   if (o.timeout > 0 && copts.timeout < copts.connect_timeout) copts.connect_timeout = copts.timeout;
   copts.headers = o.headers;
   copts.keep_alive = false;
+  copts.protocol = o.protocol;
   wire_trace trace;
   try {
     client c(o.url, copts);
-    bool want_trace = o.verbose || o.format == output_format::xml;
+    bool want_trace = o.verbose || o.format == output_format::raw;
     if (want_trace) c.trace(&trace);
     outcome result;
     try {
@@ -64,7 +65,7 @@ int run_call(const call_options& o) {
       result = f;
     }
     if (o.verbose) show_trace(trace);
-    if (o.format == output_format::xml) {
+    if (o.format == output_format::raw) {
       std::cout << trace.response_body;
       if (!trace.response_body.empty() && trace.response_body.back() != '\n') std::cout << '\n';
     }

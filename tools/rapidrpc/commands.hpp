@@ -20,8 +20,9 @@ inline constexpr int transport = 2;  ///< call: no answer; bench: the run could 
 inline constexpr int usage = 64;     ///< bad command line (BSD's EX_USAGE)
 }  // namespace exit_status
 
-/// How `call` prints its result.
-enum class output_format : unsigned char { readable, json, xml };
+/// How `call` prints its result: readable, as JSON, or the response body as
+/// it came (XML or JSON).
+enum class output_format : unsigned char { readable, json, raw };
 
 struct call_options {
   std::string url;
@@ -31,6 +32,7 @@ struct call_options {
   double timeout = 60;  ///< seconds; 0: no limit
   std::vector<std::pair<std::string, std::string>> headers;
   bool verbose = false;  ///< show the request and response on stderr
+  rapidrpc::protocol protocol = protocol::xmlrpc;
 };
 
 /// `rapidrpc call`: one call, the result on stdout.

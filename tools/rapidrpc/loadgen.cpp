@@ -3,6 +3,7 @@
 #include "response_framing.hpp"
 
 #include <rapidrpc/client.hpp>
+#include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -29,6 +30,9 @@ using tcp = net::ip::tcp;
 using clock = std::chrono::steady_clock;
 
 constexpr std::size_t initial_buffer = 64 * 1024;
+// Every JSON-RPC request of a run carries this id: each connection has one
+// call in flight, and equal answers are equal bytes (see finish_response).
+constexpr std::string_view bench_request_id = "1";
 constexpr auto sweep_interval = std::chrono::milliseconds(20);
 constexpr auto connect_backoff = std::chrono::milliseconds(50);
 
@@ -71,6 +75,7 @@ class connection {
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void finish_response(const response_frame& frame);
+  std::optional<xmlrpc::method_response> parse_answer(std::string_view body, clock::time_point now);
   bool process_buffer(bool eof);
   enum class fail_kind : unsigned char { connect, io, timeout, http_status, bad_response };
   void fail(fail_kind kind, std::string_view what);
@@ -472,18 +477,44 @@ void connection::finish_response(const response_frame& frame) {
     // load generator stays far cheaper than any server it measures.
     good = true;
   } else {
-    xml_.reset();
-    if (!xml_.feed(frame.body) || !xml_.finish()) {
-      ++w_.errors.bad_response;
-      w_.record_error(now, "bad XML-RPC response: " + xml_.error().message);
-    } else {
-      good = w_.check(xml_.response(), now);
+    std::optional<xmlrpc::method_response> answer = parse_answer(frame.body, now);
+    if (answer) {
+      good = w_.check(*answer, now);
       if (good && !p.capture) verified_body_.assign(frame.body);
     }
   }
   if (good) w_.record_ok(started_, now);
   if (!frame.keep_alive || !p.opts.keep_alive) close_socket();
   call_done();
+}
+
+// The result or fault in a response body; nothing (an error counted) if the
+// body is not a response of the plan's protocol.
+std::optional<xmlrpc::method_response> connection::parse_answer(std::string_view body,
+                                                                clock::time_point now) {
+  if (w_.the_plan().opts.protocol == protocol::jsonrpc) {
+    auto r = jsonrpc::parse_response(body);
+    if (auto* bad = std::get_if<jsonrpc::error_reply>(&r)) {
+      ++w_.errors.bad_response;
+      w_.record_error(now, "bad JSON-RPC response: " + bad->detail);
+      return std::nullopt;
+    }
+    auto& answer = std::get<jsonrpc::response>(r);
+    if (answer.id != bench_request_id) {
+      ++w_.errors.bad_response;
+      w_.record_error(now, "a JSON-RPC response for another id: " + answer.id.substr(0, 40));
+      return std::nullopt;
+    }
+    if (auto* f = std::get_if<fault>(&answer.outcome)) return xmlrpc::method_response(std::move(*f));
+    return xmlrpc::method_response(std::get<value>(std::move(answer.outcome)));
+  }
+  xml_.reset();
+  if (!xml_.feed(body) || !xml_.finish()) {
+    ++w_.errors.bad_response;
+    w_.record_error(now, "bad XML-RPC response: " + xml_.error().message);
+    return std::nullopt;
+  }
+  return std::move(xml_.response());
 }
 
 void connection::fail(fail_kind kind, std::string_view what) {
@@ -536,8 +567,12 @@ std::string utc_now() {
 
 std::string encode_request(const bench_options& o, const url& u) {
   std::string body;
+  const bool json = o.protocol == protocol::jsonrpc;
   try {
-    xmlrpc::write_call(body, o.method, o.params);
+    if (json)
+      jsonrpc::write_request(body, o.method, o.params, bench_request_id);
+    else
+      xmlrpc::write_call(body, o.method, o.params);
   } catch (const std::invalid_argument& e) {
     throw bench_error(std::string("cannot encode the call: ") + e.what());
   }
@@ -546,7 +581,8 @@ std::string encode_request(const bench_options& o, const url& u) {
   std::string req;
   req.reserve(body.size() + 256);
   req += "POST " + u.path + " HTTP/1.1\r\nHost: " + host +
-         "\r\nUser-Agent: rapidrpc-bench\r\nContent-Type: text/xml\r\nContent-Length: " +
+         "\r\nUser-Agent: rapidrpc-bench\r\nContent-Type: " + (json ? "application/json" : "text/xml") +
+         "\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n";
   if (!o.keep_alive) req += "Connection: close\r\n";
   if (!u.user.empty() || !u.password.empty()) {

@@ -18,6 +18,7 @@
 
 #include "histogram.hpp"
 
+#include <rapidrpc/client.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <chrono>
@@ -43,6 +44,7 @@ struct bench_options {
   double timeout = 10;           ///< seconds one call may take
   std::vector<std::pair<std::string, std::string>> headers;
   std::optional<value> expect;   ///< the expected result; unset: the warm-up call's
+  rapidrpc::protocol protocol = protocol::xmlrpc;
 };
 
 /// Errors by kind.

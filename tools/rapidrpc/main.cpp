@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,9 +72,12 @@ const std::string forms_footer = std::string("\n") + argument_forms_help +
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rapidrpc: call an XML-RPC server, or load it and measure (see docs/cli.md)", "rapidrpc"};
+  CLI::App app{"rapidrpc: call an XML-RPC or JSON-RPC server, or load it and measure (see docs/cli.md)",
+               "rapidrpc"};
   app.set_version_flag("--version", "rapidrpc " RAPIDRPC_VERSION);
   app.require_subcommand(1);
+  const std::map<std::string, rapidrpc::protocol> protocols{{"xmlrpc", rapidrpc::protocol::xmlrpc},
+                                                            {"jsonrpc", rapidrpc::protocol::jsonrpc}};
 
   // ---- call ----
   call_options call;
@@ -85,7 +89,12 @@ int main(int argc, char** argv) {
   c->add_option("METHOD", call.method, "The method name, e.g. sample.add")->required();
   c->add_option("ARGS", call_args, "The parameters, one argument each (forms below)");
   auto* json_flag = c->add_flag("--json", call_json, "Print the result as JSON (mapping in docs/cli.md)");
-  c->add_flag("--xml", call_xml, "Print the raw methodResponse document as received")->excludes(json_flag);
+  c->add_flag("--raw,--xml", call_xml, "Print the response body as received (the methodResponse document, or the "
+              "JSON-RPC response)")
+      ->excludes(json_flag);
+  c->add_option("-P,--protocol", call.protocol, "xmlrpc or jsonrpc (JSON-RPC 2.0)")
+      ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
+      ->default_str("xmlrpc");
   c->add_option("--timeout", call.timeout, "Seconds the whole call may take (0: no limit)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
@@ -97,7 +106,8 @@ int main(int argc, char** argv) {
             "\n\nExamples:\n"
             "  rapidrpc call http://localhost:6677/RPC2 sample.add i/3 i/5\n"
             "  rapidrpc call http://localhost:6677/RPC2 echo '{\"a\":[1,2.5,\"x\",null]}' --json\n"
-            "  rapidrpc call -v http://localhost:6677 system.listMethods");
+            "  rapidrpc call -v http://localhost:6677 system.listMethods\n"
+            "  rapidrpc call -P jsonrpc http://localhost:6677/RPC2 sample.add 3 5");
 
   // ---- bench ----
   bench_options bench;
@@ -134,6 +144,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   b->add_option("-H,--header", bench_headers, "An extra request header 'Name: value' (repeatable)");
+  b->add_option("-P,--protocol", bench.protocol, "xmlrpc or jsonrpc (JSON-RPC 2.0)")
+      ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
+      ->default_str("xmlrpc");
   b->add_option("--expect", expect_json,
                 "The result every call must return, as JSON (default: the result of one warm-up call made "
                 "before the run)");
@@ -166,7 +179,7 @@ int main(int argc, char** argv) {
     if (c->parsed()) {
       call.params = parse_arguments(call_args);
       for (const auto& h : call_headers) call.headers.push_back(parse_header(h));
-      call.format = call_json ? output_format::json : call_xml ? output_format::xml : output_format::readable;
+      call.format = call_json ? output_format::json : call_xml ? output_format::raw : output_format::readable;
       return run_call(call);
     }
     bench.params = parse_arguments(bench_args);

@@ -101,7 +101,7 @@ TEST_F(DispatchTest, BatchAnswersInOrderWithoutNotifications) {
             R"([{"jsonrpc":"2.0","result":1,"id":"a"},)"
             R"({"jsonrpc":"2.0","result":19,"id":"b"},)"
             R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request","data":"a request needs \"jsonrpc\": \"2.0\""},"id":null},)"
-            R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"method not found"},"id":5},)"
+            R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":5},)"
             R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":"missing parameter 'subtrahend'"},"id":6}])");
 }
 

@@ -72,6 +72,9 @@ TEST(Writer, Errors) {
   write_error(out, "1", fault_code::method_not_found, "no method named x");
   EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"no method named x"},"id":1})");
   out.clear();
+  write_error(out, "1", fault_code::method_not_found, "method not found");  // says nothing more
+  EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1})");
+  out.clear();
   write_error(out, "2", -32500, "integer overflow");
   EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32500,"message":"integer overflow"},"id":2})");
   out.clear();
