@@ -62,11 +62,13 @@ def default_rapidrpc():
 
 
 def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=None,
-                   requests=None, keep_alive=True, timeout=10.0, expect=None):
+                   requests=None, keep_alive=True, timeout=10.0, expect=None,
+                   protocol="xmlrpc"):
     """Runs `rapidrpc bench --json` (for `seconds`, or `requests` calls) and
     returns its JSON summary plus "cmd".  `params` are rapidrpc literals
     ("i/3"); `expect` is the expected result as JSON text (default: the
-    warm-up call's answer).  Raises BenchError if it could not run."""
+    warm-up call's answer); `protocol` is "xmlrpc" or "jsonrpc".  Raises
+    BenchError if it could not run."""
     cmd = [binary, "bench", "--json", "-t", str(threads), "-c", str(connections),
            "--timeout", "%g" % timeout]
     cmd += ["-n", str(requests)] if requests else ["-d", "%g" % seconds]
@@ -74,6 +76,8 @@ def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=
         cmd.append("--no-keep-alive")
     if expect is not None:
         cmd += ["--expect", expect]
+    if protocol != "xmlrpc":
+        cmd += ["--protocol", protocol]
     cmd += [url, method, "--"] + list(params)
     limit = (seconds or 0) + (timeout if requests else 0) * max(1, requests or 0) + 60
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=min(limit, 3600))
