@@ -200,9 +200,49 @@ def gzip_streams():
     w("not-gzip", body)
 
 
+def jsonrpc_texts():
+    """The specification's examples (as requests and as responses), and the
+    edges of the codec: markers, ids, numbers, escapes, limits."""
+    clean("jsonrpc")
+    texts = {
+        "spec-positional": '{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}',
+        "spec-named": '{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}',
+        "spec-notification": '{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}',
+        "spec-bad-json": '{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]',
+        "spec-bad-request": '{"jsonrpc": "2.0", "method": 1, "params": "bar"}',
+        "spec-empty-batch": "[]",
+        "spec-invalid-batch": "[1,2,3]",
+        "spec-batch": '[{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},'
+                      '{"jsonrpc": "2.0", "method": "notify_hello", "params": [7]},'
+                      '{"jsonrpc": "2.0", "method": "subtract", "params": [42,23], "id": "2"},'
+                      '{"foo": "boo"},'
+                      '{"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},'
+                      '{"jsonrpc": "2.0", "method": "get_data", "id": "9"}]',
+        "spec-result": '{"jsonrpc": "2.0", "result": 19, "id": 1}',
+        "spec-error": '{"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}, "id": "1"}',
+        "error-data": '{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":"x"},"id":null}',
+        "markers": '{"jsonrpc":"2.0","method":"echo","params":[{"$base64":"AP9oaQ=="},'
+                   '{"$datetime":"2024-01-31T12:30:00"},{"$base64":"SGk"},{"$datetime":"20240131T12:30:00"}],"id":7}',
+        "ids": '[{"jsonrpc":"2.0","method":"m","id":1.50},{"jsonrpc":"2.0","method":"m","id":123456789012345678901234567890},'
+               '{"jsonrpc":"2.0","method":"m","id":"\\u00e9"},{"jsonrpc":"2.0","method":"m","id":null},'
+               '{"jsonrpc":"2.0","method":"m","id":[1]}]',
+        "numbers": '{"jsonrpc":"2.0","method":"m","params":[0,-0,2147483648,-9223372036854775808,'
+                   '9223372036854775808,1e400,1e-400,-0.0,2.5e-3,1E+2],"id":1}',
+        "escapes": '{"jsonrpc":"2.0","method":"m\\u002e\\u0078","params":["\\"\\\\\\/\\b\\f\\n\\r\\t",'
+                   '"\\ud83d\\ude00","\\u0000","\\ud800"],"id":"x"}',
+        "duplicates": '{"jsonrpc":"2.0","method":"m","params":[{"k":1,"k":2}],"method":"n","id":1}',
+        "deep": '{"jsonrpc":"2.0","method":"m","params":' + "[" * 6 + "{}" + "]" * 6 + ',"id":1}',
+        "extra-member": '{"jsonrpc":"2.0","method":"m","params":{},"id":1,"x":true}',
+    }
+    for name, text in sorted(texts.items()):
+        write("jsonrpc", name + ".json", text.encode("utf-8"))
+    write("jsonrpc", "utf8-bad.json", b'{"jsonrpc":"2.0","method":"m","params":["\xff\xed\xa0\x80"],"id":1}')
+
+
 def main():
     http_request()
     xmlrpc_documents()
+    jsonrpc_texts()
     gzip_streams()
 
 

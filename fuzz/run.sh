@@ -24,13 +24,13 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=${BUILD_DIR:-$root/build-fuzz}
-all_targets=(http_request xmlrpc_call xmlrpc_response gzip)
+all_targets=(http_request xmlrpc_call xmlrpc_response gzip jsonrpc)
 targets=("${@:-${all_targets[@]}}")
 
 declare -A dict=([http_request]=http.dict [xmlrpc_call]=xmlrpc.dict
-                 [xmlrpc_response]=xmlrpc.dict [gzip]=)
+                 [xmlrpc_response]=xmlrpc.dict [gzip]= [jsonrpc]=json.dict)
 declare -A max_len=([http_request]=16384 [xmlrpc_call]=8192 [xmlrpc_response]=8192
-                    [gzip]=8192)
+                    [gzip]=8192 [jsonrpc]=8192)
 for t in "${targets[@]}"; do
   [[ -v "max_len[$t]" ]] || { echo "unknown target: $t (known: ${all_targets[*]})" >&2; exit 2; }
 done
