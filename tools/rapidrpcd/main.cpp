@@ -70,7 +70,11 @@ int main(int argc, char** argv) {
   auto* limits = app.add_option_group("Limits", "Limits and timeouts (see docs/limits.md)");
   limits->add_option("--max-body-bytes", lim.max_body_bytes, "Largest request body, after decompression")
       ->capture_default_str();
+  limits->add_option("--max-request-line-bytes", lim.max_request_line_bytes, "Largest request line")
+      ->capture_default_str();
   limits->add_option("--max-header-bytes", lim.max_header_bytes, "Largest request line plus headers")
+      ->capture_default_str();
+  limits->add_option("--max-header-fields", lim.max_header_fields, "Most header fields in one request")
       ->capture_default_str();
   limits->add_option("--max-depth", lim.max_depth, "Deepest array/struct nesting")->capture_default_str();
   limits->add_option("--max-elements", lim.max_elements, "Most XML elements in one request")
