@@ -2,9 +2,11 @@
 # Installs what rapidrpc needs from Debian's packages (skipping what is
 # there) and builds it into build/. Sourced or run by run.sh and test.sh.
 #
-#   scripts/setup.sh [--tests] [--sanitize]
+#   scripts/setup.sh [--tests] [--sanitize | --tsan]
 #     --tests     also builds the tests and installs what they need
 #     --sanitize  builds with AddressSanitizer and UndefinedBehaviorSanitizer
+#     --tsan      builds with ThreadSanitizer, only what the concurrency tests
+#                 run (rapidrpcd, registry_test, client_test)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +17,8 @@ packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp
           zlib1g-dev libcli11-dev python3)
 tests=OFF
 sanitize=OFF
+tsan=OFF
+targets=()
 for arg in "$@"; do
   case "$arg" in
     --tests)
@@ -23,6 +27,10 @@ for arg in "$@"; do
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;
+    --tsan)
+      tsan=ON
+      targets=(--target rapidrpcd registry_test client_test)
+      ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -54,5 +62,8 @@ fi
 if [[ $sanitize == ON || ! -f "$build_dir/CMakeCache.txt" ]]; then
   settings+=(-DRAPIDRPC_SANITIZE="$sanitize")
 fi
+if [[ $tsan == ON || ! -f "$build_dir/CMakeCache.txt" ]]; then
+  settings+=(-DRAPIDRPC_TSAN="$tsan")
+fi
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${settings[@]}"
-cmake --build "$build_dir"
+cmake --build "$build_dir" "${targets[@]}"

@@ -11,8 +11,12 @@ namespace rapidrpc {
 struct limits {
   /// Largest request body, counted after gzip decompression too (413).
   std::size_t max_body_bytes = 16 * 1024 * 1024;
+  /// Largest request line, without its CRLF (414).
+  std::size_t max_request_line_bytes = 8 * 1024;
   /// Largest request line plus header block (431).
   std::size_t max_header_bytes = 16 * 1024;
+  /// Most header fields in one request, trailer fields included (431).
+  std::size_t max_header_fields = 100;
   /// Deepest nesting of arrays and structs in a request (fault -32600).
   std::size_t max_depth = 64;
   /// Most XML elements in one request document (fault -32600).
@@ -21,7 +25,8 @@ struct limits {
   std::size_t max_multicall = 1000;
   /// Most requests in one JSON-RPC batch (error -32600).
   std::size_t max_batch = 1000;
-  /// Most connections open at once; past it new ones are closed at once.
+  /// Most connections open at once; past it a new one is answered 503 (with
+  /// Retry-After) and closed at once.
   std::size_t max_connections = 10'000;
   /// Time to receive a whole request once its first byte came (408, close).
   std::chrono::seconds request_timeout{10};

@@ -29,31 +29,79 @@ struct deflater {
 
 }  // namespace
 
-inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit) {
-  out.clear();
+namespace {
+
+enum class pass_result { ok, too_large, corrupt, past_cap };
+
+// One inflation of `in` (one or more gzip members), stopping with too_large
+// once the output passes `limit`. With `out` (reserved for cap + 1 bytes), the
+// output goes there and the pass stops with past_cap once it passes `cap`, so
+// the string is never reallocated; without, the output is only counted.
+pass_result inflate_pass(std::string_view in, std::size_t limit, std::string* out, std::size_t cap,
+                         std::size_t& total) {
+  total = 0;
+  if (in.empty()) return pass_result::corrupt;
   inflater z;
-  if (!z.ok) return inflate_result::corrupt;
+  if (!z.ok) return pass_result::corrupt;
   z.zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   z.zs.avail_in = static_cast<uInt>(in.size());
-  if (in.empty()) return inflate_result::corrupt;
+  char discard[16 * 1024];
   for (;;) {
-    std::size_t room = std::min<std::size_t>(limit + 1 - out.size(), 64 * 1024);
-    std::size_t old = out.size();
-    out.resize(old + room);
-    z.zs.next_out = reinterpret_cast<Bytef*>(out.data() + old);
+    std::size_t room = sizeof discard;
+    char* to = discard;
+    if (out) {
+      room = std::min<std::size_t>(cap + 1 - total, 64 * 1024);
+      out->resize(total + room);
+      to = out->data() + total;
+    }
+    z.zs.next_out = reinterpret_cast<Bytef*>(to);
     z.zs.avail_out = static_cast<uInt>(room);
     int rc = inflate(&z.zs, Z_NO_FLUSH);
-    out.resize(old + (room - z.zs.avail_out));
-    if (out.size() > limit) return inflate_result::too_large;
+    total += room - z.zs.avail_out;
+    if (out) out->resize(total);
+    if (total > limit) return pass_result::too_large;
+    if (out && total > cap) return pass_result::past_cap;
     if (rc == Z_STREAM_END) {
-      if (z.zs.avail_in == 0) return inflate_result::ok;
+      if (z.zs.avail_in == 0) return pass_result::ok;
       // Another gzip member follows (concatenated gzip is valid).
-      if (inflateReset(&z.zs) != Z_OK) return inflate_result::corrupt;
+      if (inflateReset(&z.zs) != Z_OK) return pass_result::corrupt;
       continue;
     }
-    if (rc == Z_BUF_ERROR && z.zs.avail_in == 0) return inflate_result::corrupt;  // truncated
-    if (rc != Z_OK && rc != Z_BUF_ERROR) return inflate_result::corrupt;
+    if (rc == Z_BUF_ERROR && z.zs.avail_in == 0) return pass_result::corrupt;  // truncated
+    if (rc != Z_OK && rc != Z_BUF_ERROR) return pass_result::corrupt;
   }
+}
+
+inflate_result result_of(pass_result r) {
+  return r == pass_result::ok          ? inflate_result::ok
+         : r == pass_result::too_large ? inflate_result::too_large
+                                       : inflate_result::corrupt;
+}
+
+}  // namespace
+
+// The last member's trailer gives its size (mod 2^32). Trusted, it sizes the
+// output in one allocation. Not trusted: if the output passes it (several
+// members, or a lie), or it is past the limit, a first pass only counts, and
+// the second inflates into exactly that much. So a bomb costs at most what
+// its size field claims (up to the limit), never a growing string's copies.
+inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit) {
+  out.clear();
+  std::size_t total = 0;
+  if (in.size() >= 4) {
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4);
+    const std::size_t claimed = p[0] | p[1] << 8 | p[2] << 16 | static_cast<std::size_t>(p[3]) << 24;
+    if (claimed <= limit) {
+      out.reserve(claimed + 1);
+      auto r = inflate_pass(in, limit, &out, claimed, total);
+      if (r != pass_result::past_cap) return result_of(r);
+      std::string().swap(out);
+    }
+  }
+  auto r = inflate_pass(in, limit, nullptr, 0, total);
+  if (r != pass_result::ok) return result_of(r);
+  out.reserve(total + 1);
+  return result_of(inflate_pass(in, limit, &out, total, total));
 }
 
 void gzip(std::string_view in, std::string& out) {

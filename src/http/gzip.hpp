@@ -10,8 +10,10 @@ namespace rapidrpc::http {
 enum class inflate_result { ok, too_large, corrupt };
 
 /// Decompresses a gzip stream (one or more members) into `out`, stopping with
-/// too_large as soon as the output would pass `limit` bytes, so a small
-/// "gzip bomb" never costs more than `limit` bytes of memory.
+/// too_large as soon as the output would pass `limit` bytes. A "gzip bomb"
+/// never costs more memory than the size its trailer claims, capped at
+/// `limit` (a bomb that claims more costs none); an honest body is inflated
+/// into one allocation of its size.
 inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit);
 
 /// Compresses `in` as one gzip member appended to `out` (fast level: the

@@ -64,9 +64,25 @@ void request_parser::on_request_impl(verb method, string_view, string_view targe
   out_.version = static_cast<unsigned>(version);
 }
 
-void request_parser::on_field_impl(field name, string_view, string_view value, error_code&) {
+void request_parser::on_field_impl(field name, string_view, string_view value, error_code& ec) {
+  if (++fields_ > max_fields_) {
+    ec = boost::beast::http::error::header_limit;
+    return;
+  }
   std::string_view v(value.data(), value.size());
   switch (name) {
+    case field::content_length:
+      // Beast accepts a repeated or listed Content-Length of equal values;
+      // a proxy might not, so neither does the server.
+      if (content_length_seen_ || v.find(',') != std::string_view::npos)
+        ec = boost::beast::http::error::multiple_content_length;
+      content_length_seen_ = true;
+      break;
+    case field::transfer_encoding:
+      // Beast takes "gzip" or "chunked, identity" as no transfer coding and
+      // may then frame by Content-Length; only plain chunked is understood.
+      if (!iequals(trim(v), "chunked")) ec = boost::beast::http::error::bad_transfer_encoding;
+      break;
     case field::accept_encoding:
       out_.accepts_gzip = out_.accepts_gzip || accepts_gzip(v);
       break;

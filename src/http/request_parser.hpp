@@ -47,9 +47,16 @@ struct request {
 };
 
 /// Beast's basic_parser, filling a `request`.
+///
+/// Stricter than Beast where a lenient reading could let a request be
+/// framed differently by a proxy in front (request smuggling): a second
+/// Content-Length (even an equal one, or a list) and a Transfer-Encoding
+/// other than exactly `chunked` are errors. More than `max_fields` header
+/// (and trailer) fields is error::header_limit.
 class request_parser final : public boost::beast::http::basic_parser<true> {
  public:
-  explicit request_parser(request& out) : out_(out) {}
+  explicit request_parser(request& out, std::size_t max_fields = 100)
+      : out_(out), max_fields_(max_fields) {}
 
  private:
   using error_code = boost::beast::error_code;
@@ -71,6 +78,9 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void on_finish_impl(error_code&) override {}
 
   request& out_;
+  std::size_t max_fields_;
+  std::size_t fields_ = 0;
+  bool content_length_seen_ = false;
 };
 
 /// The media type of a Content-Type value (its parameters ignored).

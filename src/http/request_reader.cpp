@@ -8,16 +8,22 @@ namespace rapidrpc::http {
 
 namespace bhttp = boost::beast::http;
 
-request_reader::request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes)
-    : max_header_bytes_(max_header_bytes), max_body_bytes_(max_body_bytes) {}
+request_reader::request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes,
+                               std::size_t max_request_line_bytes, std::size_t max_header_fields)
+    : max_header_bytes_(max_header_bytes),
+      max_body_bytes_(max_body_bytes),
+      max_request_line_bytes_(max_request_line_bytes),
+      max_header_fields_(max_header_fields) {}
 
 void request_reader::start() {
   req_.clear();
-  parser_.emplace(req_);
+  parser_.emplace(req_, max_header_fields_);
   parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(max_header_bytes_, UINT32_MAX)));
   parser_->body_limit(max_body_bytes_);
   parser_->eager(true);
   header_scanned_ = 0;
+  line_scanned_ = 0;
+  line_done_ = false;
   header_consumed_ = 0;
   continue_sent_ = false;
 }
@@ -38,10 +44,33 @@ bool request_reader::header_complete(std::string_view in) {
   return false;
 }
 
+// 0 while the request line at the start of `in` (the header is held until
+// it is whole, so it is there) is within its limit; 414 once it is longer;
+// 400 if it ends in a bare LF, which would otherwise be held until a
+// timeout. Scanning resumes where the last call stopped.
+int request_reader::check_request_line(std::string_view in) {
+  if (line_done_) return 0;
+  const std::size_t with_crlf = max_request_line_bytes_ + 2;
+  std::string_view head = in.substr(0, std::min(in.size(), with_crlf));
+  if (auto lf = head.find('\n', line_scanned_); lf != std::string_view::npos) {
+    line_done_ = true;
+    return lf > 0 && head[lf - 1] == '\r' ? 0 : 400;
+  }
+  line_scanned_ = head.size();
+  return in.size() >= with_crlf ? 414 : 0;
+}
+
 request_reader::result request_reader::parse(std::string_view in, std::size_t& used) {
   used = 0;
   if (in.empty()) return result::need_more;
   if (!parser_) start();
+  if (!parser_->is_header_done() && header_consumed_ == 0) {
+    if (int status = check_request_line(in)) {
+      error_status_ = status;
+      parser_.reset();
+      return result::error;
+    }
+  }
   if (!parser_->is_header_done() && !header_complete(in)) {
     // Beast checks its header limit within one put() only, so a header that
     // arrives in pieces is held until it is whole, and measured here.

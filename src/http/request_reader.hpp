@@ -22,7 +22,11 @@ class request_reader {
     error,      ///< the stream is broken: answer error_status() and close
   };
 
-  request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes);
+  /// `max_header_bytes` counts the request line and the header block
+  /// (431), `max_request_line_bytes` the request line without its CRLF
+  /// (414), `max_header_fields` the header and trailer fields (431).
+  request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes,
+                 std::size_t max_request_line_bytes = 8 * 1024, std::size_t max_header_fields = 100);
 
   /// Consumes a prefix of `in` (the bytes received and not yet consumed) and
   /// sets `used` to its length. Bytes not consumed must be offered again,
@@ -33,7 +37,7 @@ class request_reader {
   request& current() noexcept { return req_; }
   /// Whether the connection may stay open after this request.
   bool keep_alive() const noexcept { return keep_alive_; }
-  /// After an error: 400, 411, 413, 431 or 505.
+  /// After an error: 400, 411, 413, 414, 431 or 505.
   int error_status() const noexcept { return error_status_; }
 
   /// Prepares for the next request on the stream.
@@ -51,13 +55,18 @@ class request_reader {
 
  private:
   bool header_complete(std::string_view in);
+  int check_request_line(std::string_view in);
   void start();
 
   std::size_t max_header_bytes_;
   std::size_t max_body_bytes_;
+  std::size_t max_request_line_bytes_;
+  std::size_t max_header_fields_;
   request req_;
   std::optional<request_parser> parser_;
   std::size_t header_scanned_ = 0;   // bytes of the input searched for the header's end
+  std::size_t line_scanned_ = 0;     // bytes of the input searched for the request line's end
+  bool line_done_ = false;           // the request line ended within its limit
   std::size_t header_consumed_ = 0;  // header bytes Beast took in earlier put() calls
   bool continue_sent_ = false;
   bool keep_alive_ = true;

@@ -44,7 +44,8 @@ connection::connection(loop& owner, net::ip::tcp::socket socket)
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
-      reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes),
+      reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
+              owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields),
       xml_(xmlrpc::document_type::call, owner.shared().xml_limits) {
   loop_.attach(this);
   ++loop_.shared().connections;

@@ -82,6 +82,7 @@ class loop {
   };
 
   void accept(listener& l);
+  void turn_away(boost::asio::ip::tcp::socket& s);
   void resume_accepting();
   void sweep();
   void begin_drain(std::chrono::milliseconds drain);
@@ -100,6 +101,7 @@ class loop {
   bool draining_ = false;
   bool accept_paused_ = false;
   bool exit_when_idle_ = false;
+  std::string busy_reply_;  // the 503 of turn_away(), rebuilt for its Date
   std::thread thread_;
 };
 

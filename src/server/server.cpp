@@ -1,5 +1,6 @@
 #include <rapidrpc/server.hpp>
 
+#include "http/response.hpp"
 #include "server/connection.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
@@ -12,6 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <mutex>
 #include <system_error>
 #include <sys/socket.h>
@@ -94,8 +96,8 @@ void loop::accept(listener& l) {
     if (ec) {
       // Out of descriptors (or memory): pause instead of spinning on an
       // accept that keeps failing; the backlog waits meanwhile.
-      if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
-          ec == net::error::no_memory) {
+      if (ec == net::error::no_descriptors || ec.value() == ENFILE ||
+          ec == net::error::no_buffer_space || ec == net::error::no_memory) {
         l.armed = true;
         l.retry.expires_after(std::chrono::milliseconds(100));
         l.retry.async_wait([this, &l](const boost::system::error_code& e) {
@@ -108,8 +110,7 @@ void loop::accept(listener& l) {
       return;
     }
     if (shared_.connections.load(std::memory_order_relaxed) >= shared_.limits.max_connections) {
-      boost::system::error_code ignored;
-      s.close(ignored);  // over the limit: the existing clients keep being served
+      turn_away(s);  // over the limit: the existing clients keep being served
     } else {
       std::make_shared<connection>(*this, std::move(s))->start();
     }
@@ -122,6 +123,21 @@ void loop::accept(listener& l) {
     if (accept_paused_) return;  // another listener reached the cap meanwhile
     accept(l);
   });
+}
+
+// Over the connection limit: a 503 in one non-blocking send (a new socket's
+// buffer has room for it), then close. What the client already sent is read
+// and dropped first, so that the close is a FIN, not a reset that could
+// destroy the answer before the client reads it.
+void loop::turn_away(tcp::socket& s) {
+  busy_reply_.clear();
+  http::write_error(busy_reply_, shared_.server_name, 503, false, false, "Retry-After: 1\r\n");
+  const int fd = s.native_handle();
+  [[maybe_unused]] auto sent = ::send(fd, busy_reply_.data(), busy_reply_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  char drop[4096];
+  [[maybe_unused]] auto got = ::recv(fd, drop, sizeof drop, MSG_DONTWAIT);
+  boost::system::error_code ignored;
+  s.close(ignored);
 }
 
 // Once a second: close connections past their deadline. A coarse sweep costs

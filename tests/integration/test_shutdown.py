@@ -3,6 +3,7 @@ and command-line errors."""
 
 import concurrent.futures as cf
 import signal
+import socket
 import subprocess
 import time
 import unittest
@@ -53,6 +54,51 @@ class GracefulStop(unittest.TestCase):
         self.assertGreaterEqual(min(done) - t0, IN_FLIGHT_SLEEP - 0.1)
         status = d.wait(harness.STOP_TIMEOUT)
         self.assertEqual(status, 0, f"exit status after SIGTERM\n{d.diagnostics()}")
+
+    def test_sigterm_during_100_in_flight_sleeps(self):
+        # Acceptance: SIGTERM while 100 sleep(2) calls are in flight (as many
+        # as the mode serves at once in sequential, fork and prefork). Every
+        # call is answered with its result, new connections are refused from
+        # the signal on, and the daemon exits 0 within the drain deadline.
+        drain = 5.0
+        d = self.start("--drain-timeout", str(drain))
+        n = in_flight(100)
+        req = http_request(call_body("sleep", IN_FLIGHT_SLEEP))
+        refused = []
+        signalled = []
+
+        def on_sent():
+            time.sleep(0.5)  # the calls have reached the server
+            d.send_signal(signal.SIGTERM)
+            signalled.append(time.monotonic())
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection((harness.HOST, d.port), timeout=1).close()
+                except (ConnectionRefusedError, ConnectionResetError):
+                    # (Reset: it reached the backlog as the listener closed.)
+                    refused.append(time.monotonic() - signalled[0])
+                    return
+                time.sleep(0.02)
+
+        results, done, t0 = concurrent_exchanges(d.port, [req] * n, 30.0, on_sent)
+        for r in results:
+            self.assertIsInstance(r, harness.RawResponse, f"{r!r}\n{d.diagnostics()}")
+            self.assertEqual(r.status, 200, r)
+            self.assertIs(parse_result(r.body), True)
+            if harness.MODE not in harness.PROCESS_MODES:
+                # (A fork/prefork child is not told of the stop: it closes
+                # the connection after its 2 s idle timeout instead.)
+                self.assertIn("close", r.connection_tokens(), r)
+        self.assertEqual(len(results), n)
+        self.assertGreaterEqual(min(done) - t0, IN_FLIGHT_SLEEP - 0.1)
+        if harness.MODE != "prefork":
+            # (A busy prefork worker keeps its copy of the listening sockets
+            # until its connection ends, so the kernel still queues new
+            # connections, which are reset when the last worker exits.)
+            self.assertTrue(refused, "a new connection was still accepted 1 s after SIGTERM")
+        status = d.wait(max(0.1, drain + 1.0 - (time.monotonic() - signalled[0])))
+        self.assertEqual(status, 0, f"no exit 0 within the drain deadline\n{d.diagnostics()}")
 
     @skip_in_modes(("async", "sequential") + harness.PROCESS_MODES,
                    "no worker queue: while a load runs inline (async, sequential) or holds every "

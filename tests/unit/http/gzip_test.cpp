@@ -33,12 +33,53 @@ TEST(Gzip, BombStopsAtTheLimit) {
   EXPECT_LE(out.size(), (1u << 20) + 64 * 1024);
 }
 
+std::string with_claimed_size(std::string packed, std::uint32_t size) {
+  for (int i = 0; i < 4; ++i) packed[packed.size() - 4 + i] = static_cast<char>(size >> (8 * i));
+  return packed;
+}
+
+TEST(Gzip, ABombCostsNoMoreMemoryThanItsSizeFieldClaims) {
+  std::string packed, out;
+  gzip(std::string(64 << 20, '\0'), packed);
+  // Its true size (mod 2^32) is past the limit: only counted.
+  EXPECT_EQ(gunzip(packed, out, 1 << 20), inflate_result::too_large);
+  EXPECT_LT(out.capacity(), 64u * 1024);
+  // A lie of 1000 bytes: the output stops growing there, then is counted.
+  EXPECT_EQ(gunzip(with_claimed_size(packed, 1000), out, 1 << 20), inflate_result::too_large);
+  EXPECT_LT(out.capacity(), 64u * 1024);
+}
+
+TEST(Gzip, AnHonestBodyIsInflatedIntoOneAllocationOfItsSize) {
+  std::string text(300'000, 'h'), packed, out;
+  gzip(text, packed);
+  ASSERT_EQ(gunzip(packed, out, 1 << 20), inflate_result::ok);
+  EXPECT_EQ(out, text);
+  EXPECT_LE(out.capacity(), text.size() + 64);
+}
+
+TEST(Gzip, AWrongSizeFieldStillGivesTheData) {
+  // The size field is not checked by zlib before the end: a body whose field
+  // is too small or too large (within the limit) inflates, then fails its
+  // length check.
+  std::string packed, out;
+  gzip(std::string(5000, 'w'), packed);
+  for (std::uint32_t size : {0u, 10u, 4999u, 5001u, 900'000u, 0xffffffffu})
+    EXPECT_EQ(gunzip(with_claimed_size(packed, size), out, 1 << 20), inflate_result::corrupt) << size;
+}
+
 TEST(Gzip, ConcatenatedMembers) {
   std::string packed, out;
   gzip("abc", packed);
   gzip("def", packed);
   ASSERT_EQ(gunzip(packed, out, 100), inflate_result::ok);
   EXPECT_EQ(out, "abcdef");
+  // The last member's size field is not the whole size: counted, then exact.
+  std::string big(100'000, 'b');
+  gzip(big, packed);
+  gzip("abc", packed);
+  ASSERT_EQ(gunzip(packed, out, 1 << 20), inflate_result::ok);
+  EXPECT_EQ(out, "abcdef" + big + "abc");
+  EXPECT_EQ(gunzip(packed, out, 100'008), inflate_result::too_large);
 }
 
 TEST(Gzip, BrokenInputIsCorrupt) {

@@ -18,8 +18,9 @@ struct run {
 // Feeds `wire` in reads of `step` bytes, keeping unconsumed bytes as the
 // connection does.
 run feed(std::string_view wire, std::size_t step, std::size_t header_limit = 1024,
-         std::size_t body_limit = 1 << 20) {
-  request_reader reader(header_limit, body_limit);
+         std::size_t body_limit = 1 << 20, std::size_t line_limit = 8 * 1024,
+         std::size_t field_limit = 100) {
+  request_reader reader(header_limit, body_limit, line_limit, field_limit);
   run out;
   std::string in;
   for (std::size_t pos = 0; pos < wire.size();) {
@@ -82,6 +83,59 @@ TEST(RequestReader, FramingErrors) {
   EXPECT_EQ(feed(post(std::string(101, 'x')), 10, 1024, 100).error, 413);
   EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 4).error, 400);
   EXPECT_EQ(feed("POST /RPC2 HTTP/2.0\r\nContent-Length: 0\r\n\r\n", 4).error, 505);
+}
+
+TEST(RequestReader, RequestLineLimitIs414AtEveryReadSize) {
+  const std::string line = "POST /RPC2 HTTP/1.1";  // 19 bytes
+  for (std::size_t step : {1u, 2u, 5u, 19u, 21u, 64u, 4096u}) {
+    EXPECT_EQ(feed(post("x"), step, 1024, 1 << 20, line.size()).error, 0) << step;
+    EXPECT_EQ(feed(post("x"), step, 1024, 1 << 20, line.size() - 1).error, 414) << step;
+  }
+  // A line that never ends is refused once it passes the limit, not held.
+  EXPECT_EQ(feed("POST /" + std::string(100, 'a'), 1, 1024, 1 << 20, 50).error, 414);
+  // The line limit applies to each request of a keep-alive stream.
+  std::string wire = post("one") + "POST /" + std::string(60, 'a') + " HTTP/1.1\r\n\r\n";
+  auto r = feed(wire, 7, 1024, 1 << 20, 40);
+  EXPECT_EQ(r.bodies, std::vector<std::string>{"one"});
+  EXPECT_EQ(r.error, 414);
+}
+
+TEST(RequestReader, HeaderFieldLimitIs431) {
+  std::string fields;
+  for (int i = 0; i < 9; ++i) fields += "X-F" + std::to_string(i) + ": v\r\n";
+  // Host + 9 + Content-Length = 11 fields.
+  EXPECT_EQ(feed(post("x", fields), 3, 1024, 1 << 20, 8192, 11).error, 0);
+  EXPECT_EQ(feed(post("x", fields), 3, 1024, 1 << 20, 8192, 10).error, 431);
+  // Trailer fields count too.
+  std::string chunked = "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n" +
+                        fields + "\r\n";
+  EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 10).error, 0);
+  EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 9).error, 431);
+}
+
+// Regression: Beast takes a repeated Content-Length of the same value, and a
+// Transfer-Encoding that does not end in chunked as none (framing the body
+// by Content-Length); a proxy in front may read either differently.
+TEST(RequestReader, AmbiguousFramingIs400) {
+  const char* cases[] = {
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2, 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length : 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\nContent-Length: 2\n\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: +2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
+  };
+  for (const char* wire : cases)
+    for (std::size_t step : {1u, 4096u}) EXPECT_EQ(feed(wire, step).error, 400) << step << ": " << wire;
+  EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 1).bodies,
+            std::vector<std::string>{"ab"});
 }
 
 TEST(RequestReader, AsksForContinueOnceWhenTheBodyIsHeldBack) {
