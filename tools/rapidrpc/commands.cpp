@@ -52,6 +52,8 @@ int run_call(const call_options& o) {
   if (o.timeout > 0 && copts.timeout < copts.connect_timeout) copts.connect_timeout = copts.timeout;
   copts.headers = o.headers;
   copts.keep_alive = false;
+  copts.tls_ca_file = o.ca_file;
+  copts.tls_verify = !o.insecure;
   wire_trace trace;
   try {
     client c(o.url, copts);

@@ -31,6 +31,8 @@ struct call_options {
   double timeout = 60;  ///< seconds; 0: no limit
   std::vector<std::pair<std::string, std::string>> headers;
   bool verbose = false;  ///< show the request and response on stderr
+  std::string ca_file;   ///< https: CA certificates to verify with (empty: the system's)
+  bool insecure = false; ///< https: accept any certificate (no verification)
 };
 
 /// `rapidrpc call`: one call, the result on stdout.
