@@ -111,6 +111,27 @@ class Tls(DaemonTestCase):
                 data += chunk
             self.assertEqual(data.count(b"HTTP/1.1 200 OK"), 3, data[:500])
 
+    def test_a_large_reply_to_a_slow_reader(self):
+        # The reply outgrows the socket buffers: the server's TLS writes block
+        # and resume, record by record, until the client reads it all.
+        big = "r" * (14 * 1024 * 1024)
+        body = call_body("echo", big)
+        with socket.create_connection((HOST, self.daemon.port), timeout=RAW_TIMEOUT) as raw, \
+                client_context(self.pki["ca"]).wrap_socket(raw, server_hostname=HOST) as s:
+            s.sendall(b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\n"
+                      b"Connection: close\r\nContent-Length: " + str(len(body)).encode() +
+                      b"\r\n\r\n" + body)
+            time.sleep(1.0)
+            data = bytearray()
+            while True:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+        head, _, payload = bytes(data).partition(b"\r\n\r\n")
+        self.assertIn(b"200 OK", head)
+        self.assertEqual(parse_result(payload), big)
+
     # -- what must fail ------------------------------------------------------------
 
     def test_plain_http_to_the_tls_port_fails_cleanly(self):
