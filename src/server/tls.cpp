@@ -4,13 +4,13 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <sys/socket.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
-#include <sys/socket.h>
 
 namespace rapidrpc::detail::tls {
 
@@ -76,9 +76,9 @@ int bio_destroy(BIO*) { return 1; }
 const BIO_METHOD* socket_method() {
   static BIO_METHOD* const method = [] {
     BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "rapidrpc socket");
-    if (m == nullptr || BIO_meth_set_read(m, bio_read) != 1 || BIO_meth_set_write(m, bio_write) != 1 ||
-        BIO_meth_set_ctrl(m, bio_ctrl) != 1 || BIO_meth_set_create(m, bio_create) != 1 ||
-        BIO_meth_set_destroy(m, bio_destroy) != 1)
+    if (m == nullptr || BIO_meth_set_read(m, bio_read) != 1 ||
+        BIO_meth_set_write(m, bio_write) != 1 || BIO_meth_set_ctrl(m, bio_ctrl) != 1 ||
+        BIO_meth_set_create(m, bio_create) != 1 || BIO_meth_set_destroy(m, bio_destroy) != 1)
       throw std::bad_alloc();
     return m;
   }();
@@ -98,8 +98,8 @@ context::context(const tls_options& options) {
   if (ctx_ == nullptr) fail("cannot create a context");
   try {
     if (SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION) != 1) fail("cannot require TLS 1.2");
-    SSL_CTX_set_options(ctx_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                  SSL_OP_IGNORE_UNEXPECTED_EOF);
+    SSL_CTX_set_options(
+        ctx_, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
     if (SSL_CTX_set_cipher_list(ctx_, tls12_ciphers) != 1) fail("cannot set the cipher suites");
     // Partial writes: flush() sends record by record from its output buffer,
     // which may grow (and move) between a blocked write and its retry.
@@ -176,9 +176,12 @@ session::status session::result(int ret, std::size_t& n) {
     return status::ok;
   }
   switch (SSL_get_error(ssl_, ret)) {
-    case SSL_ERROR_WANT_READ: return status::want_read;
-    case SSL_ERROR_WANT_WRITE: return status::want_write;
-    case SSL_ERROR_ZERO_RETURN: return status::eof;  // also a TCP end without close_notify
+    case SSL_ERROR_WANT_READ:
+      return status::want_read;
+    case SSL_ERROR_WANT_WRITE:
+      return status::want_write;
+    case SSL_ERROR_ZERO_RETURN:
+      return status::eof;  // also a TCP end without close_notify
     default:
       // A failed handshake (a plain-HTTP client, an old protocol, no
       // common cipher), a bad record, or a dead socket.

@@ -51,11 +51,13 @@ class tls_setup : public ::testing::Environment {
     if (::mkdtemp(templ) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir = templ;
     const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    run(dir, "openssl req -x509 " + ec + " -keyout ca.key -out ca.pem -days 2 -subj '/CN=rapidrpc test CA'");
+    run(dir, "openssl req -x509 " + ec +
+                 " -keyout ca.key -out ca.pem -days 2 -subj '/CN=rapidrpc test CA'");
     run(dir, "printf 'subjectAltName=DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > server.ext");
     run(dir, "openssl req " + ec + " -keyout server.key -out server.csr -subj /CN=localhost");
-    run(dir, "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-             "-out server.pem -days 2 -extfile server.ext");
+    run(dir,
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+        "-out server.pem -days 2 -extfile server.ext");
     server = std::make_unique<test::child_server>(std::vector<std::string>{
         RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0", "--threads", "2", "--workers", "1",
         "--drain-timeout", "1", "--tls-cert", (dir / "server.pem").string(), "--tls-key",
@@ -125,7 +127,8 @@ TEST_F(ClientTls, FailsVerificationWithoutTheCaFile) {
     FAIL() << "an unknown CA was accepted";
   } catch (const transport_error& e) {
     EXPECT_EQ(e.why(), why::connect);
-    EXPECT_NE(std::string(e.what()).find("certificate verify failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("certificate verify failed"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -161,7 +164,8 @@ TEST_F(ClientTls, AsyncCallsOverHttps) {
     });
   io.run_for(std::chrono::seconds(30));
   ASSERT_EQ(done, 8);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ(std::get<value>(results[static_cast<std::size_t>(i)]), value(i + 100));
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(std::get<value>(results[static_cast<std::size_t>(i)]), value(i + 100));
 }
 
 TEST_F(ClientTls, PlainHttpToTheTlsPortIsNoAnswer) {
@@ -178,7 +182,8 @@ TEST_F(ClientTls, HttpsToAPlainServerIsAConnectError) {
   test::scripted_server plain([](int fd, int) {
     char buf[512];
     if (::recv(fd, buf, sizeof buf, 0) > 0)
-      test::write_all(fd, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      test::write_all(fd,
+                      "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
   });
   std::string u = plain.url();
   u.replace(0, 4, "https");
