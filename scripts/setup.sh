@@ -14,7 +14,7 @@ build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
 # python3 is the client the README tries the server with.
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
-          zlib1g-dev libcli11-dev python3)
+          zlib1g-dev libssl-dev libcli11-dev python3)
 tests=OFF
 sanitize=OFF
 tsan=OFF
@@ -23,7 +23,8 @@ for arg in "$@"; do
   case "$arg" in
     --tests)
       # chromium renders the load generator's HTML report in a test.
-      packages+=(libgtest-dev chromium fonts-liberation)
+      # openssl makes the test certificates of the HTTPS tests.
+      packages+=(libgtest-dev chromium fonts-liberation openssl)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;

@@ -1,5 +1,6 @@
 // The XML-RPC and JSON-RPC client: synchronous and asynchronous calls over
-// HTTP/1.1 with a keep-alive connection pool, timeouts, gzip and Basic auth.
+// HTTP/1.1 with a keep-alive connection pool, timeouts, gzip and Basic auth;
+// HTTPS with the server's certificate verified.
 //
 // Threading: a client is used from one thread at a time. The synchronous
 // calls run the client's own io_context on the calling thread; a client
@@ -48,10 +49,10 @@ class transport_error : public std::runtime_error {
   int http_status_;
 };
 
-/// An http:// URL: `http://[user:password@]host[:port][/path]`. The path
-/// defaults to /RPC2, the port to 80.
+/// An http:// or https:// URL: `http[s]://[user:password@]host[:port][/path]`.
+/// The path defaults to /RPC2, the port to 80 (http) or 443 (https).
 struct url {
-  std::string scheme = "http";
+  std::string scheme = "http";  ///< "http" or "https"
   std::string host;
   std::string port = "80";
   std::string path = "/RPC2";
@@ -89,6 +90,16 @@ struct client_options {
   std::vector<std::pair<std::string, std::string>> headers;
   /// The protocol spoken; multicall() uses system.multicall in both.
   rapidrpc::protocol protocol = protocol::xmlrpc;
+  /// https: a PEM file of the CA certificates the server's certificate must
+  /// chain to, in place of the system's store (empty: the system's store).
+  std::string tls_ca_file;
+  /// https: verify the server's certificate chain, and that the certificate
+  /// names the URL's host (a DNS name or IP address in subjectAltName). On
+  /// by default; a failure is a transport_error with reason::connect.
+  /// false is INSECURE: any certificate is accepted, so the traffic is
+  /// encrypted but anyone able to intercept the connection can read and
+  /// change it. Only for tests and throwaway setups.
+  bool tls_verify = true;
 };
 
 /// The bytes of one exchange, for tools that show the wire.
@@ -101,7 +112,10 @@ struct wire_trace {
 /// An XML-RPC (or JSON-RPC) client for one server URL.
 class client {
  public:
-  /// A client for synchronous calls, with an io_context of its own.
+  /// A client for synchronous calls, with an io_context of its own. Throws
+  /// std::invalid_argument for a bad URL, an extra header that cannot be
+  /// sent, or (https) CA certificates that cannot be loaded. No connection
+  /// is made before the first call.
   explicit client(std::string_view url, client_options options = {});
   /// A client for asynchronous calls on `executor` (and synchronous ones
   /// are not allowed).

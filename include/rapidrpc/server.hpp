@@ -37,6 +37,23 @@ enum class serving_mode : std::uint8_t {
 /// The mode's name as rapidrpcd spells it ("async-pool", "prefork", ...).
 std::string_view mode_name(serving_mode m) noexcept;
 
+/// TLS (HTTPS) for a server. Both files set: every connection speaks TLS
+/// 1.2 or 1.3; both empty: plain HTTP. server::start() loads them and
+/// throws std::runtime_error if either is missing, unreadable or malformed,
+/// if only one is set, or if the key does not match the certificate.
+struct tls_options {
+  /// PEM file: the server's certificate first, then any intermediate CA
+  /// certificates, in order.
+  std::string certificate_chain_file;
+  /// PEM file: the certificate's private key, not encrypted.
+  std::string private_key_file;
+
+  /// True if TLS is asked for (either file set).
+  bool enabled() const noexcept {
+    return !certificate_chain_file.empty() || !private_key_file.empty();
+  }
+};
+
 /// How a server is set up. Every field has a working default.
 struct server_options {
   /// Host name or address to listen on; a name is resolved and the server
@@ -81,6 +98,9 @@ struct server_options {
   /// How long a pool call may run when its method sets no timeout; zero
   /// means no limit.
   std::chrono::milliseconds method_timeout{0};
+  /// HTTPS when set (see tls_options); the request timeout also bounds the
+  /// TLS handshake.
+  tls_options tls;
 };
 
 /// An XML-RPC and JSON-RPC server.
@@ -102,7 +122,8 @@ class server {
   }
 
   /// Binds the listening sockets and starts the loop and worker threads.
-  /// Throws std::system_error if an address cannot be bound.
+  /// Throws std::system_error if an address cannot be bound, and
+  /// std::runtime_error if the TLS files cannot be loaded (tls_options).
   void start();
 
   /// The port listened on (after start(); useful with port 0).

@@ -59,6 +59,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -66,6 +69,8 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <algorithm>
 #include <array>
@@ -95,10 +100,41 @@ constexpr auto check_idle_after = std::chrono::seconds(1);
 
 class call_op;
 
+// https: the TLS stream owns the socket.
+using tls_stream = net::ssl::stream<tcp::socket>;
+
 struct idle_connection {
-  tcp::socket socket;
+  tcp::socket socket;               // http
+  std::unique_ptr<tls_stream> tls;  // https
   clock::time_point since;
+
+  tcp::socket& lowest() noexcept { return tls ? tls->next_layer() : socket; }
 };
+
+// The TLS settings of an https client: TLS 1.2 or later; unless told
+// otherwise, the server's chain is verified against the system's CA store
+// or options.tls_ca_file (its host name is checked per connection).
+std::unique_ptr<net::ssl::context> make_tls_context(const client_options& options) {
+  auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_client);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_options(net::ssl::context::no_compression);
+  boost::system::error_code ec;
+  if (!options.tls_verify) {
+    ctx->set_verify_mode(net::ssl::verify_none);
+    return ctx;
+  }
+  if (options.tls_ca_file.empty()) {
+    ctx->set_default_verify_paths(ec);
+    if (ec) throw std::invalid_argument("cannot load the system's CA certificates: " + ec.message());
+  } else {
+    ctx->load_verify_file(options.tls_ca_file, ec);
+    if (ec)
+      throw std::invalid_argument("cannot load CA certificates from " + options.tls_ca_file + ": " +
+                                  ec.message());
+  }
+  ctx->set_verify_mode(net::ssl::verify_peer);
+  return ctx;
+}
 
 // What the client and its calls in flight share. Used from the executor's
 // thread only.
@@ -111,6 +147,7 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
         authority(target.host + ":" + target.port),
         own_loop(own),
         deadlines(executor) {
+    if (target.scheme == "https") tls = make_tls_context(options);
     boost::system::error_code ec;
     auto address = net::ip::make_address(target.host, ec);
     if (!ec) literal = tcp::endpoint(address, static_cast<unsigned short>(std::stoul(target.port)));
@@ -130,6 +167,7 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
   client_detail::request_head head;
   std::string authority;                 // host:port, for messages
   std::optional<tcp::endpoint> literal;  // the host is an IP address: no resolver
+  std::unique_ptr<net::ssl::context> tls;  // https
   bool own_loop;                         // the client runs its own io_context
   std::vector<idle_connection> idle;     // keep-alive connections, most recent last
   std::unordered_set<call_op*> active;   // calls in flight
@@ -146,7 +184,8 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
 
 // True if an idle connection can take a request: the server has neither
 // closed it nor sent anything unasked.
-bool idle_connection_usable(tcp::socket& s) {
+bool idle_connection_usable(idle_connection& idle) {
+  tcp::socket& s = idle.lowest();
   char c;
   ssize_t n = ::recv(s.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -183,9 +222,10 @@ class call_op : public std::enable_shared_from_this<call_op> {
     while (opt.keep_alive && !state_->idle.empty()) {
       idle_connection c = std::move(state_->idle.back());
       state_->idle.pop_back();
-      if (now - c.since >= check_idle_after && !idle_connection_usable(c.socket))
+      if (now - c.since >= check_idle_after && !idle_connection_usable(c))
         continue;  // the server closed it: drop it
       socket_ = std::move(c.socket);
+      tls_ = std::move(c.tls);
       reused_ = true;
       set_due(deadline_);
       return send();
@@ -197,7 +237,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
   // complete the call.
   void abort() {
     boost::system::error_code ec;
-    socket_.close(ec);
+    lowest().close(ec);
     if (resolver_) resolver_->cancel();
   }
 
@@ -257,9 +297,51 @@ class call_op : public std::enable_shared_from_this<call_op> {
       return finish(transport_error(
           why::connect, "cannot connect to " + state_->authority + ": " + ec.message()));
     }
-    connecting_ = false;
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
+    if (state_->tls) return handshake();
+    connecting_ = false;
+    set_due(deadline_);
+    send();
+  }
+
+  // https: the handshake is part of connecting (connect_timeout covers it).
+  void handshake() {
+    tls_ = std::make_unique<tls_stream>(std::move(socket_), *state_->tls);
+    SSL* ssl = tls_->native_handle();
+    const std::string& host = state_->target.host;
+    if (!state_->literal) SSL_set_tlsext_host_name(ssl, host.c_str());  // SNI takes names only
+    if (state_->options.tls_verify) {
+      // OpenSSL checks the certificate's subjectAltName (or CN) against the
+      // URL's host: a name, or an IP address.
+      bool named = state_->literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str()) == 1
+                                   : SSL_set1_host(ssl, host.c_str()) == 1;
+      if (!named) {
+        return net::post(state_->executor, [self = shared_from_this(), gen = gen_] {
+          if (self->stale(gen)) return;
+          self->finish(transport_error(why::connect, "cannot check the certificate of \"" +
+                                                         self->state_->target.host + "\""));
+        });
+      }
+    }
+    tls_->async_handshake(net::ssl::stream_base::client,
+                          [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec) {
+                            if (self->stale(gen)) return;
+                            self->on_handshake(ec);
+                          });
+  }
+
+  void on_handshake(const boost::system::error_code& ec) {
+    if (ec) {
+      if (state_->closed) return fail_closed();
+      std::string reason = ec.message();
+      long verify = SSL_get_verify_result(tls_->native_handle());
+      if (verify != X509_V_OK)
+        reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
+      return finish(transport_error(
+          why::connect, "the TLS handshake with " + state_->authority + " failed: " + reason));
+    }
+    connecting_ = false;
     set_due(deadline_);
     send();
   }
@@ -281,6 +363,19 @@ class call_op : public std::enable_shared_from_this<call_op> {
     in_.clear();
     got_bytes_ = false;
     written_ = false;
+
+    if (tls_) {
+      // The write and the read run at once here too, so an early answer is
+      // seen while the body is still going out.
+      std::array<net::const_buffer, 2> buffers{net::buffer(head_), net::buffer(body_)};
+      net::async_write(*tls_, buffers,
+                       [self = shared_from_this(), gen = gen_](const boost::system::error_code& wec,
+                                                               std::size_t) {
+                         if (self->stale(gen)) return;
+                         self->on_written(wec);
+                       });
+      return read();
+    }
 
     // Head and body in one sendmsg() now; the socket's buffer takes a
     // request of any ordinary size, so there is no write to wait for. Only
@@ -335,12 +430,18 @@ class call_op : public std::enable_shared_from_this<call_op> {
       if (auto remaining = parser_->content_length_remaining())
         want = std::clamp<std::size_t>(*remaining, read_chunk, max_read_chunk);
     }
-    socket_.async_read_some(in_.prepare(want),
-                            [self = shared_from_this(), gen = gen_](
-                                const boost::system::error_code& ec, std::size_t n) {
-                              if (self->stale(gen)) return;
-                              self->on_read(ec, n);
-                            });
+    auto done = [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
+                                                        std::size_t n) {
+      if (self->stale(gen)) return;
+      // A TLS server that closes without close_notify: an end of stream
+      // all the same (a response cut short still fails its framing).
+      if (ec == net::ssl::error::stream_truncated) return self->on_read(net::error::eof, n);
+      self->on_read(ec, n);
+    };
+    if (tls_)
+      tls_->async_read_some(in_.prepare(want), std::move(done));
+    else
+      socket_.async_read_some(in_.prepare(want), std::move(done));
   }
 
   void on_read(const boost::system::error_code& ec, std::size_t n) {
@@ -407,7 +508,8 @@ class call_op : public std::enable_shared_from_this<call_op> {
     reused_ = false;
     ++gen_;  // handlers of the old connection are now stale
     boost::system::error_code ec;
-    socket_.close(ec);
+    lowest().close(ec);
+    tls_.reset();
     if (trace_) *trace_ = wire_trace{};
     connect();
   }
@@ -428,13 +530,15 @@ class call_op : public std::enable_shared_from_this<call_op> {
                                                      opt.max_response_bytes, json_id_, state_->scratch);
     if (trace_) trace_->response_body = res.body();
     if (state_->scratch.capacity() > max_read_chunk) std::string().swap(state_->scratch);
-    if (reusable) state_->idle.push_back({std::move(socket_), clock::now()});
+    if (reusable) state_->idle.push_back({std::move(socket_), std::move(tls_), clock::now()});
     finish(std::move(r));
   }
 
   // ---- completion ------------------------------------------------------------
 
   bool stale(std::uint32_t gen) const noexcept { return finished_ || gen != gen_; }
+
+  tcp::socket& lowest() noexcept { return tls_ ? tls_->next_layer() : socket_; }
 
   void fail_closed() { finish(transport_error(why::io, "the client was closed")); }
 
@@ -449,7 +553,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
     state_->call_ended(this);
     if (resolver_) resolver_->cancel();
     boost::system::error_code ec;
-    if (socket_.is_open()) socket_.close(ec);
+    if (lowest().is_open()) lowest().close(ec);
     // Free the large buffers now; the op itself lives until its last
     // cancelled handler has run.
     parser_.reset();
@@ -466,7 +570,8 @@ class call_op : public std::enable_shared_from_this<call_op> {
   std::string json_id_;  // the JSON-RPC request's id; empty for XML-RPC
   completion done_;
   wire_trace* trace_;
-  tcp::socket socket_;
+  tcp::socket socket_;                // http; https until the handshake
+  std::unique_ptr<tls_stream> tls_;   // https: owns the socket from the handshake on
   std::optional<tcp::resolver> resolver_;
   clock::time_point deadline_ = clock::time_point::max();
   clock::time_point due_ = clock::time_point::max();
@@ -543,7 +648,7 @@ struct client::impl {
       // Asio's cancel() throws only if the reactor itself failed.
     }
     boost::system::error_code ec;
-    for (auto& c : state->idle) c.socket.close(ec);
+    for (auto& c : state->idle) c.lowest().close(ec);
     state->idle.clear();
     state.reset();
     // own_io goes last: its destructor destroys the handlers still queued

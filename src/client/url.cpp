@@ -1,4 +1,4 @@
-// url::parse: the http:// URLs a client accepts.
+// url::parse: the http:// and https:// URLs a client accepts.
 #include <rapidrpc/client.hpp>
 
 #include <boost/asio/ip/address_v6.hpp>
@@ -61,12 +61,16 @@ bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
 
 url url::parse(std::string_view text) {
   url out;
-  if (iequals_prefix(text, "https://")) throw std::invalid_argument("https is not supported yet");
-  if (!iequals_prefix(text, "http://")) {
-    if (text.find("://") != std::string_view::npos) bad("only http:// URLs are supported");
-    bad("the URL must start with http://");
+  if (iequals_prefix(text, "https://")) {
+    out.scheme = "https";
+    out.port = "443";
+    text.remove_prefix(8);
+  } else if (iequals_prefix(text, "http://")) {
+    text.remove_prefix(7);
+  } else {
+    if (text.find("://") != std::string_view::npos) bad("only http:// and https:// URLs are supported");
+    bad("the URL must start with http:// or https://");
   }
-  text.remove_prefix(7);
   if (has_forbidden(text)) bad("spaces and control characters must be percent-encoded");
 
   // The fragment is never sent.

@@ -66,7 +66,7 @@ std::string host_header(const url& target) {
   if (ipv6) out += '[';
   out += target.host;
   if (ipv6) out += ']';
-  if (target.port != "80") {
+  if (target.port != (target.scheme == "https" ? "443" : "80")) {
     out += ':';
     out += target.port;
   }

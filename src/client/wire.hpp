@@ -43,7 +43,7 @@ class request_head {
 };
 
 /// The Host header's value for `target`: the host (bracketed if IPv6) and
-/// the port unless it is 80.
+/// the port unless it is the scheme's default (80, or 443 for https).
 std::string host_header(const url& target);
 
 /// What a complete HTTP response means. `body` is the body as received; it

@@ -3,6 +3,7 @@
 #include "http/gzip.hpp"
 #include "jsonrpc/dispatch.hpp"
 #include "http/response.hpp"
+#include "server/tls.hpp"
 #include "server/watchdog.hpp"
 
 #include <boost/beast/http/error.hpp>
@@ -60,13 +61,21 @@ void connection::start() {
   boost::system::error_code ec;
   socket_.set_option(net::ip::tcp::no_delay(true), ec);
   socket_.non_blocking(true, ec);
-  set_phase(phase::idle, clock::now());
+  if (const tls::context* ctx = loop_.shared().tls) {
+    tls_ = std::make_unique<tls::session>(ctx->native(), fd_);
+    // The handshake belongs to the first request: both must be done within
+    // the request timeout.
+    set_phase(phase::request, clock::now());
+  } else {
+    set_phase(phase::idle, clock::now());
+  }
   drive();
 }
 
 void connection::close() {
   if (closed_) return;
   closed_ = true;
+  if (tls_) tls_->close_notify();  // best effort, never waits
   boost::system::error_code ec;
   socket_.close(ec);  // pending waits complete with operation_aborted
 }
@@ -85,7 +94,8 @@ void connection::set_phase(phase p, clock::time_point now) {
 
 void connection::check_deadline(clock::time_point now) {
   if (closed_ || now < deadline_) return;
-  if (phase_ == phase::request && !wait_write_ && out_sent_ == out_.size()) {
+  if (phase_ == phase::request && !wait_write_ && out_sent_ == out_.size() &&
+      (!tls_ || tls_->established())) {
     // Tell the client why, if it is still listening; then close.
     out_.clear();
     out_sent_ = 0;
@@ -132,7 +142,8 @@ void connection::drive() {
     close();
     return;
   }
-  set_phase(reader_.in_request() || !in_.empty() ? phase::request : phase::idle, now);
+  bool mid_request = reader_.in_request() || !in_.empty() || (tls_ && !tls_->established());
+  set_phase(mid_request ? phase::request : phase::idle, now);
   in_.shrink(keep_buffer_bytes);
   if (!wait_read_) wait_readable();
 }
@@ -140,6 +151,7 @@ void connection::drive() {
 // One read into the input buffer. False if nothing was read (would block,
 // end of stream, or error).
 bool connection::read_some() {
+  if (tls_) return read_tls();
   std::size_t want = read_size();
   ssize_t n = ::recv(fd_, in_.prepare(want), want, 0);
   if (n > 0) {
@@ -156,6 +168,28 @@ bool connection::read_some() {
     close();
   } else if (errno == EINTR) {
     can_read_ = true;
+  }
+  return false;
+}
+
+// read_some() with TLS: OpenSSL reads the socket (and runs the handshake
+// within the first reads). It may need to write first (the handshake's
+// answer into a full socket): the next readiness wait is then for writing.
+bool connection::read_tls() {
+  std::size_t want = read_size();
+  std::size_t n = 0;
+  can_read_ = false;
+  switch (tls_->read(in_.prepare(want), want, n)) {
+    case tls::session::status::ok:
+      in_.commit(n);
+      // OpenSSL may hold decrypted or read-ahead bytes: read on until the
+      // socket is known to be drained.
+      can_read_ = !tls_->drained();
+      return true;
+    case tls::session::status::want_read: break;
+    case tls::session::status::want_write: tls_read_wants_write_ = true; break;
+    case tls::session::status::eof: eof_ = true; break;
+    case tls::session::status::failed: close(); break;  // a failed handshake ends here
   }
   return false;
 }
@@ -349,6 +383,22 @@ void connection::http_error(int status, bool close_after, std::string_view extra
 // then pending) or the connection closed.
 bool connection::flush() {
   while (out_sent_ < out_.size()) {
+    if (tls_) {
+      std::size_t sent = 0;
+      auto status = tls_->write(out_.data() + out_sent_, out_.size() - out_sent_, sent);
+      if (status == tls::session::status::ok) {
+        out_sent_ += sent;
+        continue;
+      }
+      if (status != tls::session::status::want_write && status != tls::session::status::want_read) {
+        close();
+        return false;
+      }
+      tls_write_wants_read_ = status == tls::session::status::want_read;
+      set_phase(phase::write, clock::now());
+      if (!wait_write_) wait_writable();
+      return false;
+    }
     ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
     if (n > 0) {
       out_sent_ += static_cast<std::size_t>(n);
@@ -375,6 +425,38 @@ bool connection::flush() {
 // So a keep-alive request costs one recv() and one send().
 void connection::wait_readable() {
   wait_read_ = true;
+  if (tls_) {
+    if (tls_read_wants_write_) {
+      socket_.async_wait(net::socket_base::wait_write,
+                         [self = shared_from_this()](const boost::system::error_code& ec) {
+                           self->wait_read_ = false;
+                           self->tls_read_wants_write_ = false;
+                           if (self->closed_) return;
+                           if (ec) return self->close();
+                           self->can_read_ = true;
+                           self->drive();
+                         });
+      return;
+    }
+    // The same readiness read, of ciphertext, which OpenSSL then takes
+    // before it reads the socket itself.
+    socket_.async_read_some(net::buffer(tls_->space(), tls::session::capacity()),
+                            [self = shared_from_this()](const boost::system::error_code& ec,
+                                                        std::size_t n) {
+                              self->wait_read_ = false;
+                              if (self->closed_) return;
+                              if (ec == net::error::eof) {
+                                self->eof_ = true;
+                              } else if (ec) {
+                                return self->close();
+                              } else {
+                                self->tls_->received(n);
+                                self->can_read_ = true;
+                              }
+                              self->drive();
+                            });
+    return;
+  }
   std::size_t want = read_size();
   socket_.async_read_some(net::buffer(in_.prepare(want), want),
                           [self = shared_from_this()](const boost::system::error_code& ec,
@@ -405,7 +487,9 @@ std::size_t connection::read_size() {
 
 void connection::wait_writable() {
   wait_write_ = true;
-  socket_.async_wait(net::socket_base::wait_write,
+  // (A TLS write may first need to read, never so without renegotiation;
+  // it is handled all the same.)
+  socket_.async_wait(tls_write_wants_read_ ? net::socket_base::wait_read : net::socket_base::wait_write,
                      [self = shared_from_this()](const boost::system::error_code& ec) {
                        self->wait_write_ = false;
                        if (ec || self->closed_) return;

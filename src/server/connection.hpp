@@ -22,6 +22,10 @@
 
 namespace rapidrpc::detail {
 
+namespace tls {
+class session;
+}
+
 class connection : public std::enable_shared_from_this<connection> {
  public:
   using clock = std::chrono::steady_clock;
@@ -52,6 +56,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void write_response(const std::string& body, std::string_view content_type = "text/xml");
   void http_error(int status, bool close, std::string_view extra = {});
   bool read_some();
+  bool read_tls();
   std::size_t read_size();
   bool flush();
   void wait_readable();
@@ -61,6 +66,7 @@ class connection : public std::enable_shared_from_this<connection> {
   loop& loop_;
   boost::asio::ip::tcp::socket socket_;
   int fd_;
+  std::unique_ptr<tls::session> tls_;  // HTTPS: the TLS session on fd_
 
   byte_buffer in_;
   std::string out_;
@@ -88,6 +94,8 @@ class connection : public std::enable_shared_from_this<connection> {
   bool eof_ = false;         // the peer has finished sending
   bool closed_ = false;
   bool in_drive_ = false;
+  bool tls_read_wants_write_ = false;  // a TLS read waits for the socket to be writable
+  bool tls_write_wants_read_ = false;  // a TLS write waits for the socket to be readable
 };
 
 }  // namespace rapidrpc::detail

@@ -23,6 +23,9 @@
 namespace rapidrpc::detail {
 
 class connection;
+namespace tls {
+class context;
+}
 
 /// What every loop reads; written before the loops start, then read-only
 /// (except the atomic counter).
@@ -44,6 +47,7 @@ struct shared_state {
   std::size_t max_open_per_loop = 0;  ///< accepting pauses at this many (0: no cap)
   bool process_mode = false;          ///< one connection per process (fork, prefork)
   pool_runner* runner = nullptr;      ///< where pool methods run, if not the pool
+  const tls::context* tls = nullptr;  ///< HTTPS when set
 };
 
 /// One event loop. Everything in it is touched only by its own thread, except

@@ -133,7 +133,7 @@ void process_supervisor::supervise_fork() {
     pid = ::fork();
     if (pid == 0) {
       for (int l : listeners_) ::close(l);
-      watchdog::install();
+      watchdog::install(shared_.tls == nullptr);
       serve_connection(shared_, fd);
       ::_exit(0);
     }
@@ -150,7 +150,7 @@ int process_supervisor::spawn_prefork_worker() {
   // supervisor's end of workers_pipe_ closes.
   ::close(workers_pipe_[1]);
   ::close(stop_pipe_[1]);
-  watchdog::install();
+  watchdog::install(shared_.tls == nullptr);
   for (;;) {
     int fd = accept_one(listeners_, workers_pipe_[0], -1);
     if (fd == -1) break;

@@ -4,6 +4,7 @@
 #include "server/connection.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
+#include "server/tls.hpp"
 #include "server/watchdog.hpp"
 #include "worker/worker_pool.hpp"
 
@@ -196,6 +197,7 @@ struct server::impl {
   server_options options;
   rapidrpc::registry methods;
   detail::shared_state shared;
+  std::unique_ptr<detail::tls::context> tls;  // HTTPS; outlives the loops' connections
   std::unique_ptr<net::thread_pool> pool;
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
@@ -284,6 +286,11 @@ void check_port_free(const tcp::endpoint& ep) {
 void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
+  // TLS files first: a bad one fails start() before anything is bound.
+  if (s.options.tls.enabled()) {
+    s.tls = std::make_unique<detail::tls::context>(s.options.tls);
+    s.shared.tls = s.tls.get();
+  }
   s.shared.methods = &s.methods;
   s.shared.limits = s.options.limits;
   s.shared.xml_limits.max_depth = s.options.limits.max_depth;

@@ -18,6 +18,7 @@ namespace {
 // Read by the signal handler: set before the timer is armed, never changed
 // while it is.
 volatile sig_atomic_t watched_fd = -1;
+volatile sig_atomic_t answer_timeouts = 1;
 std::string prepared;        // the whole HTTP response to send on timeout
 std::string server_header;   // for the next prepared response
 std::string json_id;         // the JSON-RPC request's id; empty for XML-RPC
@@ -25,7 +26,7 @@ std::string json_id;         // the JSON-RPC request's id; empty for XML-RPC
 void on_alarm(int) {
   // Only async-signal-safe calls from here on.
   int fd = watched_fd;
-  if (fd >= 0) {
+  if (fd >= 0 && answer_timeouts) {
     const char* p = prepared.data();
     std::size_t left = prepared.size();
     while (left > 0) {
@@ -52,7 +53,8 @@ void disarm() {
 
 }  // namespace
 
-void install() {
+void install(bool answer) {
+  answer_timeouts = answer ? 1 : 0;
   struct sigaction sa {};
   sa.sa_handler = on_alarm;
   sigemptyset(&sa.sa_mask);

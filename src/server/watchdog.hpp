@@ -13,8 +13,10 @@
 
 namespace rapidrpc::detail::watchdog {
 
-/// Installs the SIGALRM handler (once per process).
-void install();
+/// Installs the SIGALRM handler (once per process). With `answer` false
+/// (TLS connections, whose records a signal handler cannot write) a call
+/// past its timeout only ends the process, which closes the connection.
+void install(bool answer = true);
 
 /// The connection whose call runs next, the Server header to answer it
 /// with if the call times out, and, for a JSON-RPC request, the id to answer

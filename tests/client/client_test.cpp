@@ -669,8 +669,12 @@ TEST(ClientLifetime, MovingKeepsTheConnectionsAndTheTarget) {
   EXPECT_EQ(server.connections(), 1);
 }
 
-TEST(ClientLifetime, ABadUrlOrHeaderFailsTheConstructor) {
-  EXPECT_THROW(client("https://example.com/"), std::invalid_argument);
+TEST(ClientLifetime, ABadUrlHeaderOrCaFileFailsTheConstructor) {
+  EXPECT_THROW(client("ftp://example.com/"), std::invalid_argument);
+  client_options ca;
+  ca.tls_ca_file = "/nonexistent/ca.pem";
+  EXPECT_THROW(client("https://127.0.0.1/", ca), std::invalid_argument);
+  EXPECT_NO_THROW(client("http://127.0.0.1/", ca));  // only https reads it
   client_options o;
   o.headers = {{"Content-Length", "1"}};
   EXPECT_THROW(client("http://127.0.0.1/", o), std::invalid_argument);

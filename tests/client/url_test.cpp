@@ -92,13 +92,15 @@ TEST(UrlParse, PortIsNormalized) {
   EXPECT_EQ(url::parse("http://h:/").port, "80");  // an empty port is the default (RFC 3986)
 }
 
-TEST(UrlParse, HttpsIsNotSupportedYet) {
-  try {
-    url::parse("https://example.com/RPC2");
-    FAIL() << "https was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "https is not supported yet");
-  }
+TEST(UrlParse, Https) {
+  url u = url::parse("HTTPS://example.com/RPC2");
+  EXPECT_EQ(u.scheme, "https");
+  EXPECT_EQ(u.host, "example.com");
+  EXPECT_EQ(u.port, "443");  // https's default port
+  EXPECT_EQ(u.path, "/RPC2");
+  EXPECT_EQ(url::parse("https://u:p@[::1]:8443").port, "8443");
+  EXPECT_EQ(url::parse("https://h").path, "/RPC2");
+  EXPECT_EQ(url::parse("http://h").scheme, "http");
 }
 
 class UrlParseRejects : public ::testing::TestWithParam<const char*> {};
@@ -111,6 +113,8 @@ INSTANTIATE_TEST_SUITE_P(BadUrls, UrlParseRejects,
                          ::testing::Values("",                     // nothing
                                            "localhost:6677/RPC2",  // no scheme
                                            "ftp://h/",             // other scheme
+                                           "https://",             // no host
+                                           "https:/h/",            // malformed scheme
                                            "http:/h/",             // malformed scheme
                                            "http://",              // no host
                                            "http:///RPC2",         // no host

@@ -53,6 +53,8 @@ int run_call(const call_options& o) {
   copts.headers = o.headers;
   copts.keep_alive = false;
   copts.protocol = o.protocol;
+  copts.tls_ca_file = o.ca_file;
+  copts.tls_verify = !o.insecure;
   wire_trace trace;
   try {
     client c(o.url, copts);

@@ -33,6 +33,8 @@ struct call_options {
   std::vector<std::pair<std::string, std::string>> headers;
   bool verbose = false;  ///< show the request and response on stderr
   rapidrpc::protocol protocol = protocol::xmlrpc;
+  std::string ca_file;   ///< https: CA certificates to verify with (empty: the system's)
+  bool insecure = false; ///< https: accept any certificate (no verification)
 };
 
 /// `rapidrpc call`: one call, the result on stdout.

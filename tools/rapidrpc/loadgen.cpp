@@ -9,7 +9,14 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -41,6 +48,9 @@ struct plan {
   bench_options opts;
   std::string request;  // the whole request, head and body
   tcp::endpoint endpoint;
+  std::shared_ptr<net::ssl::context> tls;  // https
+  std::string host;                        // https: for SNI and the certificate check
+  bool verify = true;                      // https: check the certificate and its name
   value expected;
   bool capture = false;  // warm-up: keep the first answer instead of checking it
   clock::time_point start;
@@ -71,6 +81,8 @@ class connection {
  private:
   void connect();
   void on_connect(const boost::system::error_code& ec);
+  void handshake();
+  void ready();
   void write();
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
@@ -84,6 +96,7 @@ class connection {
 
   worker& w_;
   tcp::socket socket_;
+  std::optional<net::ssl::stream<tcp::socket&>> tls_;  // https: over socket_, anew per connection
   state state_ = state::idle;
   bool timed_out_ = false;
   bool connected_ = false;
@@ -370,16 +383,63 @@ void connection::on_connect(const boost::system::error_code& ec) {
   if (p.opts.keep_alive) {
     boost::system::error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);
-    // A closed-loop call on a kept connection is timed from its first byte,
-    // as other load generators do; the open loop keeps the scheduled time.
-    if (p.opts.rate <= 0) started_ = clock::now();
   }
+  if (p.tls) return handshake();
+  ready();
+}
+
+// https: the handshake is part of connecting.
+void connection::handshake() {
+  const auto& p = w_.the_plan();
+  tls_.emplace(socket_, *p.tls);
+  SSL* ssl = tls_->native_handle();
+  boost::system::error_code ec;
+  bool literal = (net::ip::make_address(p.host, ec), !ec);
+  if (!literal) SSL_set_tlsext_host_name(ssl, p.host.c_str());
+  if (p.verify) {
+    if (literal)
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), p.host.c_str());
+    else
+      SSL_set1_host(ssl, p.host.c_str());
+  }
+  tls_->async_handshake(net::ssl::stream_base::client, [this](const boost::system::error_code& hec) {
+    if (timed_out_) {
+      timed_out_ = false;
+      return fail(fail_kind::timeout, "no TLS handshake within the timeout");
+    }
+    if (hec) {
+      std::string reason = hec.message();
+      long verify = SSL_get_verify_result(tls_->native_handle());
+      if (verify != X509_V_OK)
+        reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
+      return fail(fail_kind::connect, "TLS handshake: " + reason);
+    }
+    ready();
+  });
+}
+
+void connection::ready() {
+  const auto& p = w_.the_plan();
+  // A closed-loop call on a kept connection is timed from its first byte,
+  // as other load generators do; the open loop keeps the scheduled time.
+  if (p.opts.keep_alive && p.opts.rate <= 0) started_ = clock::now();
   write();
 }
 
 void connection::write() {
   state_ = state::writing;
   const std::string& req = w_.the_plan().request;
+  if (tls_) {
+    net::async_write(*tls_, net::buffer(req), [this](const boost::system::error_code& ec, std::size_t) {
+      if (timed_out_) {
+        timed_out_ = false;
+        return fail(fail_kind::timeout, "request not sent within the timeout");
+      }
+      if (ec) return fail(fail_kind::io, "write: " + ec.message());
+      read();
+    });
+    return;
+  }
   int fd = socket_.native_handle();
   while (sent_ < req.size()) {
     ssize_t n = ::send(fd, req.data() + sent_, req.size() - sent_, MSG_NOSIGNAL);
@@ -420,8 +480,16 @@ void connection::read() {
       cap_ *= 2;
     }
   }
-  socket_.async_read_some(net::buffer(in_.get() + end_, cap_ - end_),
-                          [this](const boost::system::error_code& ec, std::size_t n) { on_read(ec, n); });
+  auto buffer = net::buffer(in_.get() + end_, cap_ - end_);
+  auto done = [this](const boost::system::error_code& ec, std::size_t n) {
+    // A TLS server that closes without close_notify: an end of stream.
+    if (ec == net::ssl::error::stream_truncated) return on_read(net::error::eof, n);
+    on_read(ec, n);
+  };
+  if (tls_)
+    tls_->async_read_some(buffer, done);
+  else
+    socket_.async_read_some(buffer, done);
 }
 
 void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
@@ -577,7 +645,7 @@ std::string encode_request(const bench_options& o, const url& u) {
     throw bench_error(std::string("cannot encode the call: ") + e.what());
   }
   std::string host = u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
-  if (u.port != "80") host += ":" + u.port;
+  if (u.port != (u.scheme == "https" ? "443" : "80")) host += ":" + u.port;
   std::string req;
   req.reserve(body.size() + 256);
   req += "POST " + u.path + " HTTP/1.1\r\nHost: " + host +
@@ -651,6 +719,25 @@ bench_result run_bench(const bench_options& options) {
 
   plan p;
   p.opts = options;
+  if (u.scheme == "https") {
+    p.host = u.host;
+    p.verify = !options.insecure;
+    p.tls = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
+    SSL_CTX_set_min_proto_version(p.tls->native_handle(), TLS1_2_VERSION);
+    boost::system::error_code ec;
+    if (!p.verify) {
+      p.tls->set_verify_mode(net::ssl::verify_none);
+    } else {
+      if (options.ca_file.empty())
+        p.tls->set_default_verify_paths(ec);
+      else
+        p.tls->load_verify_file(options.ca_file, ec);
+      if (ec) throw bench_error("cannot load CA certificates" +
+                                (options.ca_file.empty() ? std::string() : " from " + options.ca_file) +
+                                ": " + ec.message());
+      p.tls->set_verify_mode(net::ssl::verify_peer);
+    }
+  }
   p.request = encode_request(options, u);
   p.timeout = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options.timeout));
   p.slot_width = result.slot_width;

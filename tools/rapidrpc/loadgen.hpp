@@ -43,6 +43,8 @@ struct bench_options {
   unsigned threads = 1;
   double timeout = 10;           ///< seconds one call may take
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string ca_file;           ///< https: CA certificates to verify with (empty: the system's)
+  bool insecure = false;         ///< https: accept any certificate (no verification)
   std::optional<value> expect;   ///< the expected result; unset: the warm-up call's
   rapidrpc::protocol protocol = protocol::xmlrpc;
 };

@@ -66,6 +66,14 @@ void unmark(std::vector<std::string>& v) {
   for (auto& s : v) unmark(s);
 }
 
+const std::string url_help =
+    "http[s]://[user:password@]host[:port][/path] (the path defaults to /RPC2)";
+constexpr const char* cacert_help =
+    "https: verify the server with the CA certificates in this PEM file instead of the system's";
+constexpr const char* insecure_help =
+    "https: do not verify the server's certificate or name (INSECURE: anyone on the path can read "
+    "and change the traffic; for tests only)";
+
 const std::string forms_footer = std::string("\n") + argument_forms_help +
                                  "\n\nAn argument that starts with '-' and is not a number goes after '--'.";
 
@@ -84,7 +92,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> call_args, call_headers;
   bool call_json = false, call_xml = false;
   auto* c = app.add_subcommand("call", "Call METHOD on the server at URL once and print the result");
-  c->add_option("URL", call.url, "http://[user:password@]host[:port][/path] (the path defaults to /RPC2)")
+  c->add_option("URL", call.url, url_help)
       ->required();
   c->add_option("METHOD", call.method, "The method name, e.g. sample.add")->required();
   c->add_option("ARGS", call_args, "The parameters, one argument each (forms below)");
@@ -100,6 +108,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   c->add_option("-H,--header", call_headers, "An extra request header 'Name: value' (repeatable)");
   c->add_flag("-v,--verbose", call.verbose, "Show the request and the response, headers included, on stderr");
+  auto* call_ca = c->add_option("--cacert", call.ca_file, cacert_help);
+  c->add_flag("-k,--insecure", call.insecure, insecure_help)->excludes(call_ca);
   c->footer("Exit status: 0 result, 1 fault (\"fault CODE: MESSAGE\" on stderr), 2 no answer "
             "(connection, timeout, HTTP error), 64 bad command line.\n" +
             forms_footer +
@@ -115,7 +125,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> bench_args, bench_headers;
   std::string expect_json;
   auto* b = app.add_subcommand("bench", "Load the server with calls of METHOD, check every answer, measure");
-  b->add_option("URL", bench.url, "http://[user:password@]host[:port][/path] (the path defaults to /RPC2)")
+  b->add_option("URL", bench.url, url_help)
       ->required();
   b->add_option("METHOD", bench.method, "The method to call")->required();
   b->add_option("ARGS", bench_args, "Its parameters, one argument each (forms below)");
@@ -147,6 +157,8 @@ int main(int argc, char** argv) {
   b->add_option("-P,--protocol", bench.protocol, "xmlrpc or jsonrpc (JSON-RPC 2.0)")
       ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
       ->default_str("xmlrpc");
+  auto* bench_ca = b->add_option("--cacert", bench.ca_file, cacert_help);
+  b->add_flag("-k,--insecure", bench.insecure, insecure_help)->excludes(bench_ca);
   b->add_option("--expect", expect_json,
                 "The result every call must return, as JSON (default: the result of one warm-up call made "
                 "before the run)");
@@ -171,7 +183,8 @@ int main(int argc, char** argv) {
     int status = app.exit(e);
     return status == 0 ? 0 : exit_status::usage;
   }
-  for (auto* s : {&call.url, &call.method, &bench.url, &bench.method, &expect_json, &outputs.report_path})
+  for (auto* s : {&call.url, &call.method, &bench.url, &bench.method, &expect_json, &outputs.report_path,
+                  &call.ca_file, &bench.ca_file})
     unmark(*s);
   for (auto* v : {&call_args, &call_headers, &bench_args, &bench_headers}) unmark(*v);
 

@@ -75,6 +75,13 @@ int main(int argc, char** argv) {
   app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
                  "Compress responses this large when the client accepts gzip (0: never)")
       ->capture_default_str();
+  auto* cert = app.add_option("--tls-cert", options.tls.certificate_chain_file,
+                              "Serve HTTPS: PEM file with the server certificate, then its "
+                              "intermediate CA certificates (needs --tls-key)");
+  auto* key = app.add_option("--tls-key", options.tls.private_key_file,
+                             "PEM file with the certificate's private key, not encrypted (needs --tls-cert)");
+  cert->needs(key);
+  key->needs(cert);
   auto* limits = app.add_option_group("Limits", "Limits and timeouts (see docs/limits.md)");
   limits->add_option("--max-body-bytes", lim.max_body_bytes, "Largest request body, after decompression")
       ->capture_default_str();
@@ -176,8 +183,9 @@ int main(int argc, char** argv) {
     default:
       shape = "one thread";
   }
-  std::printf("rapidrpcd %s listening on %s (mode %s, %s, paths %s, max body %zu bytes)\n",
-              RAPIDRPC_VERSION, join(server.endpoints()).c_str(), mode.c_str(), shape.c_str(),
+  std::printf("rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
+              RAPIDRPC_VERSION, join(server.endpoints()).c_str(),
+              options.tls.enabled() ? "https" : "http", mode.c_str(), shape.c_str(),
               join(options.paths).c_str(), lim.max_body_bytes);
   std::fflush(stdout);
 
