@@ -12,7 +12,7 @@ build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
 # python3 is the client the README tries the server with.
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
-          zlib1g-dev libcli11-dev python3)
+          zlib1g-dev libssl-dev libcli11-dev python3)
 tests=OFF
 sanitize=OFF
 for arg in "$@"; do
