@@ -25,6 +25,9 @@ struct request {
   bool unsupported_encoding = false;  ///< Content-Encoding other than gzip/identity
   bool expect_continue = false;   ///< Expect: 100-continue
   bool bad_expect = false;        ///< an Expect value other than 100-continue
+  std::string authorization;      ///< the Authorization value (empty if absent)
+  bool repeated_authorization = false;  ///< more than one Authorization header
+  int refused = 0;                ///< the status a header_hook refused it with
   std::string body;
 
   void clear() {
@@ -32,14 +35,29 @@ struct request {
     target.clear();
     version = 11;
     accepts_gzip = gzip_body = unsupported_encoding = expect_continue = bad_expect = false;
+    authorization.clear();
+    repeated_authorization = false;
+    refused = 0;
     body.clear();
   }
+};
+
+/// Decides on a request from its header alone, before any of its body is
+/// read (access checks): so a refused client cannot make the server read
+/// and buffer a large body.
+class header_hook {
+ public:
+  /// 0 to go on with the request, or the HTTP status to refuse it with.
+  virtual int on_header(const request& r) = 0;
+
+ protected:
+  ~header_hook() = default;
 };
 
 /// Beast's basic_parser, filling a `request`.
 class request_parser final : public boost::beast::http::basic_parser<true> {
  public:
-  explicit request_parser(request& out) : out_(out) {}
+  explicit request_parser(request& out, header_hook* hook = nullptr) : out_(out), hook_(hook) {}
 
  private:
   using error_code = boost::beast::error_code;
@@ -52,7 +70,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void on_response_impl(int, string_view, int, error_code&) override {}
   void on_field_impl(field name, string_view name_string, string_view value,
                      error_code& ec) override;
-  void on_header_impl(error_code&) override {}
+  void on_header_impl(error_code& ec) override;
   void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
                          error_code&) override;
   std::size_t on_body_impl(string_view body, error_code&) override;
@@ -61,6 +79,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void on_finish_impl(error_code&) override {}
 
   request& out_;
+  header_hook* hook_;
 };
 
 /// True if an Accept-Encoding value accepts gzip (a "gzip" or "*" coding

@@ -22,7 +22,10 @@ class request_reader {
     error,      ///< the stream is broken: answer error_status() and close
   };
 
-  request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes);
+  /// `hook`, if set, sees each request's header before its body is read
+  /// and may refuse it (parse() then returns error, with its status).
+  request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes,
+                 header_hook* hook = nullptr);
 
   /// Consumes a prefix of `in` (the bytes received and not yet consumed) and
   /// sets `used` to its length. Bytes not consumed must be offered again,
@@ -33,7 +36,8 @@ class request_reader {
   request& current() noexcept { return req_; }
   /// Whether the connection may stay open after this request.
   bool keep_alive() const noexcept { return keep_alive_; }
-  /// After an error: 400, 411, 413, 431 or 505.
+  /// After an error: 400, 411, 413, 431 or 505, or the status a header
+  /// hook refused the request with.
   int error_status() const noexcept { return error_status_; }
 
   /// Prepares for the next request on the stream.
@@ -55,6 +59,7 @@ class request_reader {
 
   std::size_t max_header_bytes_;
   std::size_t max_body_bytes_;
+  header_hook* hook_;
   request req_;
   std::optional<request_parser> parser_;
   std::size_t header_scanned_ = 0;   // bytes of the input searched for the header's end
