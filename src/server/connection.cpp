@@ -25,12 +25,22 @@ constexpr std::size_t keep_buffer_bytes = 64 * 1024;
 constexpr std::size_t output_high_water = 1024 * 1024;
 }  // namespace
 
-connection::connection(loop& owner, net::ip::tcp::socket socket)
+connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::tcp::endpoint& peer)
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
-      reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes),
-      xml_(xmlrpc::document_type::call, owner.shared().xml_limits) {
+      reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
+              owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
+      xml_(xmlrpc::document_type::call, owner.shared().xml_limits),
+      peer_{peer.address(), peer.port(), {}},
+      context_(owner.context()) {
+  context_.peer = &peer_;
+  if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
+  if (owner.log() != nullptr) {
+    const auto& a = peer_.address;
+    peer_text_ = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+    peer_text_ += ':' + std::to_string(peer_.port);
+  }
   loop_.attach(this);
   ++loop_.shared().connections;
 }
@@ -150,8 +160,10 @@ void connection::process_requests() {
     auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
     if (r == http::request_reader::result::error) {
-      // A framing error: the rest of the stream cannot be trusted.
-      http_error(reader_.error_status(), true);
+      // A framing error, or a request refused from its header (whose body
+      // is not read): the rest of the stream cannot be trusted.
+      int status = reader_.error_status();
+      http_error(status, true, status == 401 ? auth_challenge : std::string_view{});
       break;
     }
     if (r == http::request_reader::result::need_more) {
@@ -176,6 +188,10 @@ void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
   const http::request& req = reader_.current();
   set_phase(phase::call, clock::time_point{});  // no deadline while the call runs
+  if (loop_.log() != nullptr) {
+    log_start_ = clock::now();
+    log_request_bytes_ = req.body.size();
+  }
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req.version == 10;
 
@@ -205,10 +221,11 @@ void connection::handle_request(bool keep_alive) {
     return reply(err.code, err.message);
   }
   xmlrpc::method_call& call = xml_.call();
+  log_method_ = true;
 
   busy_ = true;
   if (shared.process_mode) watchdog::watch(fd_, shared.server_name);
-  shared.methods->invoke(loop_.context(), call.method, std::move(call.params),
+  shared.methods->invoke(context_, call.method, std::move(call.params),
                          [self = shared_from_this()](outcome result) {
                            self->finish_call(std::move(result));
                          });
@@ -223,14 +240,15 @@ void connection::finish_call(outcome result) {
     reply(f->code(), f->message());
   } else {
     body_.clear();
+    std::int32_t code = 0;
     try {
       xmlrpc::write_response(body_, std::get<value>(result));
     } catch (const std::exception&) {
       body_.clear();
-      xmlrpc::write_fault(body_, fault_code::internal_error,
-                          "internal error: the result cannot be encoded");
+      code = fault_code::internal_error;
+      xmlrpc::write_fault(body_, code, "internal error: the result cannot be encoded");
     }
-    write_response(body_);
+    write_response(body_, code);
   }
   drive();
 }
@@ -238,10 +256,10 @@ void connection::finish_call(outcome result) {
 void connection::reply(std::int32_t code, std::string_view message) {
   body_.clear();
   xmlrpc::write_fault(body_, code, message);
-  write_response(body_);
+  write_response(body_, code);
 }
 
-void connection::write_response(const std::string& body) {
+void connection::write_response(const std::string& body, std::int32_t fault) {
   const auto& shared = loop_.shared();
   http::response_head head;
   head.keep_alive = keep_alive_;
@@ -257,6 +275,7 @@ void connection::write_response(const std::string& body) {
   http::write_head(out_, shared.server_name, head);
   out_ += *payload;
   if (!keep_alive_) closing_ = true;
+  log_response(200, fault, payload->size());
 }
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {
@@ -264,6 +283,37 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_,
                     extra);
   if (close_after) closing_ = true;
+  log_response(status, 0, http::reason(status).size() + 1);  // write_error's body
+}
+
+// One access-log line for the response just queued (nothing without a log).
+void connection::log_response(int status, std::int32_t fault, std::size_t response_bytes) {
+  access_log_buffer* log = loop_.log();
+  if (log == nullptr) return;
+  access_record r;
+  r.when = std::chrono::system_clock::now();
+  r.peer = peer_text_;
+  r.user = peer_.user;
+  if (log_method_) r.method = xml_.call().method;
+  r.status = status;
+  r.fault = fault;
+  r.request_bytes = log_request_bytes_;
+  r.response_bytes = response_bytes;
+  if (log_start_ != clock::time_point{})
+    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - log_start_);
+  log->add(r);
+  log_start_ = {};
+  log_request_bytes_ = 0;
+  log_method_ = false;
+}
+
+// The access checks, when a request's header is complete (before its body).
+int connection::on_header(const http::request& r) {
+  // Two Authorization headers are no credentials.
+  std::string_view credentials = r.repeated_authorization ? std::string_view{} : r.authorization;
+  int status = loop_.shared().access->check_header(access_, credentials);
+  peer_.user = access_.user != nullptr ? std::string_view(*access_.user) : std::string_view{};
+  return status;
 }
 
 // Writes what it can. False if the rest must wait for the socket (a wait is

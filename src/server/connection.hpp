@@ -7,6 +7,7 @@
 #pragma once
 
 #include "http/request_reader.hpp"
+#include "server/access.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
 
@@ -22,11 +23,12 @@
 
 namespace rapidrpc::detail {
 
-class connection : public std::enable_shared_from_this<connection> {
+class connection final : public std::enable_shared_from_this<connection>, private http::header_hook {
  public:
   using clock = std::chrono::steady_clock;
 
-  connection(loop& owner, boost::asio::ip::tcp::socket socket);
+  connection(loop& owner, boost::asio::ip::tcp::socket socket,
+             const boost::asio::ip::tcp::endpoint& peer);
   ~connection();
 
   /// Starts serving (after construction, from the loop thread).
@@ -46,8 +48,10 @@ class connection : public std::enable_shared_from_this<connection> {
   void handle_request(bool keep_alive);
   void reply(std::int32_t fault_code, std::string_view message);
   void finish_call(outcome result);
-  void write_response(const std::string& body);
+  void write_response(const std::string& body, std::int32_t fault = 0);
   void http_error(int status, bool close, std::string_view extra = {});
+  int on_header(const http::request& r) override;
+  void log_response(int status, std::int32_t fault, std::size_t response_bytes);
   bool read_some();
   std::size_t read_size();
   bool flush();
@@ -84,6 +88,16 @@ class connection : public std::enable_shared_from_this<connection> {
   bool eof_ = false;         // the peer has finished sending
   bool closed_ = false;
   bool in_drive_ = false;
+
+  // Who is calling (access.hpp), as calls see it in their context.
+  call_peer peer_;
+  call_context context_;
+  peer_access access_;
+  // The access log's view of the request in progress (only with a log).
+  std::string peer_text_;
+  clock::time_point log_start_{};
+  std::size_t log_request_bytes_ = 0;
+  bool log_method_ = false;  // the call's method name is in xml_
 };
 
 }  // namespace rapidrpc::detail

@@ -2,6 +2,8 @@
 // sockets and its connections; and the state all loops share.
 #pragma once
 
+#include "server/access_log.hpp"
+
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/xmlrpc.hpp>
@@ -13,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,6 +25,7 @@
 namespace rapidrpc::detail {
 
 class connection;
+class access_policy;
 
 /// What every loop reads; written before the loops start, then read-only
 /// (except the atomic counter).
@@ -40,6 +44,10 @@ struct shared_state {
   std::size_t max_open_per_loop = 0;  ///< accepting pauses at this many (0: no cap)
   bool process_mode = false;          ///< one connection per process (fork, prefork)
   pool_runner* runner = nullptr;      ///< where pool methods run, if not the pool
+
+  // Access control and logging (access.hpp, access_log.hpp); null when off.
+  const access_policy* access = nullptr;
+  access_log* log = nullptr;
 };
 
 /// One event loop. Everything in it is touched only by its own thread, except
@@ -69,12 +77,15 @@ class loop {
   void attach(connection* c) { connections_.insert(c); }
   void detach(connection* c);
   bool draining() const noexcept { return draining_; }
+  /// This loop's access-log buffer, or null when there is no access log.
+  access_log_buffer* log() noexcept { return log_.get(); }
 
  private:
   struct listener {
     boost::asio::ip::tcp::acceptor acceptor;
     boost::asio::steady_timer retry;
     bool armed = false;  // an async_accept is pending
+    boost::asio::ip::tcp::endpoint peer;  // the accepted peer's address
   };
 
   void accept(listener& l);
@@ -88,6 +99,7 @@ class loop {
   // the last reference to a connection, whose destructor detaches itself.
   std::unordered_set<connection*> connections_;
   boost::asio::io_context io_{1};
+  std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context context_;
   std::vector<std::unique_ptr<listener>> listeners_;
