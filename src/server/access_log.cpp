@@ -251,6 +251,11 @@ void access_log_buffer::add(const access_record& r) {
   }
 }
 
+void access_log_buffer::finish() {
+  flush();
+  timer_.cancel();
+}
+
 void access_log_buffer::flush() {
   sink_.submit(lines_, count_);
   count_ = 0;

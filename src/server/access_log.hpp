@@ -100,7 +100,11 @@ class access_log_buffer {
   ~access_log_buffer();
 
   void add(const access_record& r);
+  /// Hands the lines over now.
   void flush();
+  /// Hands the lines over and stops the timer, so the loop can end at once;
+  /// when no more lines will come (the loop is done).
+  void finish();
 
   static constexpr std::size_t flush_bytes = 64 * 1024;
   static constexpr std::chrono::milliseconds flush_interval{100};

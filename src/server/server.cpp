@@ -174,6 +174,7 @@ void loop::finish_if_drained() {
   if (!connections_.empty() || !work_) return;
   sweep_timer_.cancel();
   drain_timer_.cancel();
+  if (log_) log_->finish();  // the last lines now, not at the next tick
   work_.reset();  // run() returns once the queued handlers are done
 }
 
