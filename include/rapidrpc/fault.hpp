@@ -21,6 +21,8 @@ inline constexpr std::int32_t application_error = -32500;
 inline constexpr std::int32_t system_error = -32400;
 inline constexpr std::int32_t transport_error = -32300;
 inline constexpr std::int32_t timeout = -32001;  ///< the call passed its deadline
+/// The caller may not make this call (refused by the server's authorizer).
+inline constexpr std::int32_t not_authorized = -32002;
 }  // namespace fault_code
 
 /// The error a method call ends with, carried to the client as an XML-RPC

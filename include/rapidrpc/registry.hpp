@@ -12,6 +12,7 @@
 #include <rapidrpc/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/address.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -39,9 +40,26 @@ enum class execution : std::uint8_t {
 /// The result of a call: a value, or the fault it ended with.
 using outcome = std::variant<value, fault>;
 
-/// What a running call may know about itself.
 class pool_runner;
 
+/// Who makes a call, as the server saw the connection it came on.
+struct call_peer {
+  boost::asio::ip::address address;
+  std::uint16_t port = 0;
+  /// The user name the request authenticated as (HTTP Basic), or empty.
+  std::string_view user;
+};
+
+/// Decides whether a call may run; set with registry::set_authorizer().
+/// Returns true to let it run, false to refuse it with
+/// fault_code::not_authorized; it may also throw rapidrpc::fault to refuse
+/// it with that fault. `peer` is null for calls that come from no
+/// connection. Called on the loop thread, before the method is looked up,
+/// for every call: each entry of a system.multicall too (after the
+/// system.multicall call itself).
+using authorizer = std::function<bool(std::string_view method, const call_peer* peer)>;
+
+/// What a running call may know about itself.
 struct call_context {
   /// The executor of the connection's loop thread: timers and outgoing I/O of
   /// async methods go here, and replies are delivered here.
@@ -51,6 +69,9 @@ struct call_context {
   boost::asio::any_io_executor pool;
   /// When set, pool methods run through it instead of on `pool`.
   pool_runner* runner = nullptr;
+  /// Who makes the call, if it came from a connection; valid until the
+  /// call completes.
+  const call_peer* peer = nullptr;
 };
 
 /// The reply channel of an async method.
@@ -265,6 +286,11 @@ class registry {
   void set_default_timeout(std::chrono::milliseconds t) noexcept { default_timeout_ = t; }
   std::chrono::milliseconds default_timeout() const noexcept { return default_timeout_; }
 
+  /// Sets the hook that every call passes before its method is looked up
+  /// (see rapidrpc::authorizer); an empty function (the default) lets every
+  /// call through at no cost.
+  void set_authorizer(authorizer hook) { authorizer_ = std::move(hook); }
+
   /// Sets one method's timeout; false if there is no such method.
   bool set_timeout(std::string_view name, std::chrono::milliseconds t);
 
@@ -274,9 +300,10 @@ class registry {
   /// method. Throws std::invalid_argument if a name repeats or is empty.
   bool set_param_names(std::string_view name, std::vector<std::string> names);
 
-  /// Runs one call: looks the method up, checks it, runs it where it is
-  /// registered to run, and calls `done` exactly once on `ctx.loop` (inline
-  /// methods may complete before invoke() returns). Pool methods are posted to
+  /// Runs one call: asks the authorizer (with `ctx.peer`), looks the method
+  /// up, checks it, runs it where it is registered to run, and calls `done`
+  /// exactly once on `ctx.loop` (inline methods may complete before invoke()
+  /// returns). Pool methods are posted to
   /// `ctx.pool`. Never throws; every failure becomes a fault in `done`.
   void invoke(const call_context& ctx, std::string_view name, array params,
               std::function<void(outcome)> done) const;
@@ -311,6 +338,7 @@ class registry {
   std::map<std::string, method, std::less<>> methods_;
   std::size_t multicall_limit_ = 1000;
   std::chrono::milliseconds default_timeout_{0};
+  authorizer authorizer_;
 };
 
 // ---- parameter conversions --------------------------------------------------

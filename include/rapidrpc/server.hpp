@@ -8,6 +8,7 @@
 // whole life.
 #pragma once
 
+#include <rapidrpc/access.hpp>
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
 
@@ -101,6 +102,28 @@ struct server_options {
   /// HTTPS when set (see tls_options); the request timeout also bounds the
   /// TLS handshake.
   tls_options tls;
+
+  // ---- access control and logging (docs/access.md) ----
+
+  /// HTTP Basic authentication: user names and their password hashes
+  /// (hash_password(), load_users()). When not empty, a request without
+  /// valid credentials gets 401 with `WWW-Authenticate: Basic
+  /// realm="rapidrpc"` and the connection is closed, decided from its
+  /// header before any of its body is read. start() throws
+  /// std::invalid_argument for a malformed entry.
+  users_table users;
+  /// Peers allowed to connect; when not empty, a request from any other
+  /// address gets 403 and the connection is closed. IPv4-mapped IPv6 peers
+  /// count as their IPv4 address.
+  std::vector<ip_network> allow;
+  /// Asked before every call, each system.multicall entry too (see
+  /// rapidrpc::authorizer; the peer carries the authenticated user). Empty:
+  /// no check. start() installs it with registry::set_authorizer().
+  authorizer authorize;
+  /// The access log's path ("-": standard output); empty: no log. One line
+  /// per answered request (docs/access.md has the format); start() throws
+  /// std::system_error if it cannot be opened.
+  std::string access_log;
 };
 
 /// An XML-RPC and JSON-RPC server.
@@ -140,6 +163,11 @@ class server {
 
   /// Blocks until the server has stopped.
   void wait();
+
+  /// Re-opens the access log by its path, so that after a rename (log
+  /// rotation) new lines go to a new file. Any thread (not a signal
+  /// handler); does nothing without an access log.
+  void reopen_logs();
 
   /// start(), then wait().
   void run();

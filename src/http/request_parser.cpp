@@ -99,6 +99,10 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
     case field::content_type:
       out_.content_type = media_of(v);
       break;
+    case field::authorization:
+      if (!out_.authorization.empty()) out_.repeated_authorization = true;
+      out_.authorization.assign(v.data(), v.size());
+      break;
     case field::expect:
       if (iequals(trim(v), "100-continue"))
         out_.expect_continue = true;
@@ -107,6 +111,15 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
       break;
     default:
       break;
+  }
+}
+
+void request_parser::on_header_impl(error_code& ec) {
+  if (hook_ == nullptr) return;
+  if (int status = hook_->on_header(out_)) {
+    // Stops the parse here: the body is never read.
+    out_.refused = status;
+    ec = boost::beast::http::error::bad_field;
   }
 }
 

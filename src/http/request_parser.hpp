@@ -34,6 +34,9 @@ struct request {
   bool expect_continue = false;   ///< Expect: 100-continue
   bool bad_expect = false;        ///< an Expect value other than 100-continue
   media content_type = media::none;
+  std::string authorization;      ///< the Authorization value (empty if absent)
+  bool repeated_authorization = false;  ///< more than one Authorization header
+  int refused = 0;                ///< the status a header_hook refused it with
   std::string body;
 
   void clear() {
@@ -42,8 +45,23 @@ struct request {
     version = 11;
     accepts_gzip = gzip_body = unsupported_encoding = expect_continue = bad_expect = false;
     content_type = media::none;
+    authorization.clear();
+    repeated_authorization = false;
+    refused = 0;
     body.clear();
   }
+};
+
+/// Decides on a request from its header alone, before any of its body is
+/// read (access checks): so a refused client cannot make the server read
+/// and buffer a large body.
+class header_hook {
+ public:
+  /// 0 to go on with the request, or the HTTP status to refuse it with.
+  virtual int on_header(const request& r) = 0;
+
+ protected:
+  ~header_hook() = default;
 };
 
 /// Beast's basic_parser, filling a `request`.
@@ -55,8 +73,8 @@ struct request {
 /// (and trailer) fields is error::header_limit.
 class request_parser final : public boost::beast::http::basic_parser<true> {
  public:
-  explicit request_parser(request& out, std::size_t max_fields = 100)
-      : out_(out), max_fields_(max_fields) {}
+  explicit request_parser(request& out, std::size_t max_fields = 100, header_hook* hook = nullptr)
+      : out_(out), max_fields_(max_fields), hook_(hook) {}
 
  private:
   using error_code = boost::beast::error_code;
@@ -69,7 +87,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void on_response_impl(int, string_view, int, error_code&) override {}
   void on_field_impl(field name, string_view name_string, string_view value,
                      error_code& ec) override;
-  void on_header_impl(error_code&) override {}
+  void on_header_impl(error_code& ec) override;
   void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
                          error_code&) override;
   std::size_t on_body_impl(string_view body, error_code&) override;
@@ -81,6 +99,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   std::size_t max_fields_;
   std::size_t fields_ = 0;
   bool content_length_seen_ = false;
+  header_hook* hook_;
 };
 
 /// The media type of a Content-Type value (its parameters ignored).

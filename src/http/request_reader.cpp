@@ -9,15 +9,17 @@ namespace rapidrpc::http {
 namespace bhttp = boost::beast::http;
 
 request_reader::request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes,
-                               std::size_t max_request_line_bytes, std::size_t max_header_fields)
+                               std::size_t max_request_line_bytes, std::size_t max_header_fields,
+                               header_hook* hook)
     : max_header_bytes_(max_header_bytes),
       max_body_bytes_(max_body_bytes),
       max_request_line_bytes_(max_request_line_bytes),
-      max_header_fields_(max_header_fields) {}
+      max_header_fields_(max_header_fields),
+      hook_(hook) {}
 
 void request_reader::start() {
   req_.clear();
-  parser_.emplace(req_, max_header_fields_);
+  parser_.emplace(req_, max_header_fields_, hook_);
   parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(max_header_bytes_, UINT32_MAX)));
   parser_->body_limit(max_body_bytes_);
   parser_->eager(true);
@@ -91,7 +93,8 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
     header_scanned_ = 0;
   }
   if (ec && ec != bhttp::error::need_more) {
-    error_status_ = ec == bhttp::error::header_limit  ? 431
+    error_status_ = req_.refused != 0                 ? req_.refused
+                    : ec == bhttp::error::header_limit  ? 431
                     : ec == bhttp::error::body_limit  ? 413
                     : ec == bhttp::error::bad_version ? 505
                                                       : 400;

@@ -25,8 +25,11 @@ class request_reader {
   /// `max_header_bytes` counts the request line and the header block
   /// (431), `max_request_line_bytes` the request line without its CRLF
   /// (414), `max_header_fields` the header and trailer fields (431).
+  /// `hook`, if set, sees each request's header before its body is read
+  /// and may refuse it (parse() then returns error, with its status).
   request_reader(std::size_t max_header_bytes, std::size_t max_body_bytes,
-                 std::size_t max_request_line_bytes = 8 * 1024, std::size_t max_header_fields = 100);
+                 std::size_t max_request_line_bytes = 8 * 1024, std::size_t max_header_fields = 100,
+                 header_hook* hook = nullptr);
 
   /// Consumes a prefix of `in` (the bytes received and not yet consumed) and
   /// sets `used` to its length. Bytes not consumed must be offered again,
@@ -37,7 +40,8 @@ class request_reader {
   request& current() noexcept { return req_; }
   /// Whether the connection may stay open after this request.
   bool keep_alive() const noexcept { return keep_alive_; }
-  /// After an error: 400, 411, 413, 414, 431 or 505.
+  /// After an error: 400, 411, 413, 414, 431 or 505, or the status a
+  /// header hook refused the request with.
   int error_status() const noexcept { return error_status_; }
 
   /// Prepares for the next request on the stream.
@@ -62,6 +66,7 @@ class request_reader {
   std::size_t max_body_bytes_;
   std::size_t max_request_line_bytes_;
   std::size_t max_header_fields_;
+  header_hook* hook_;
   request req_;
   std::optional<request_parser> parser_;
   std::size_t header_scanned_ = 0;   // bytes of the input searched for the header's end

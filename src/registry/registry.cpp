@@ -6,6 +6,7 @@
 #include <atomic>
 #include <exception>
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 namespace rapidrpc {
@@ -131,6 +132,21 @@ std::vector<std::string> registry::names() const {
 
 void registry::invoke(const call_context& ctx, std::string_view name, array params,
                       std::function<void(outcome)> done) const {
+  if (authorizer_) {
+    // Before the lookup, so a refused caller cannot probe which methods exist.
+    std::optional<fault> refused;
+    try {
+      if (!authorizer_(name, ctx.peer)) refused.emplace(fault_code::not_authorized, "not authorized");
+    } catch (const fault& f) {
+      refused.emplace(f);
+    } catch (...) {
+      refused.emplace(fault_code::internal_error, "internal error");
+    }
+    if (refused) {
+      done(std::move(*refused));
+      return;
+    }
+  }
   const method* m = find(name);
   if (m == nullptr) {
     done(fault(fault_code::method_not_found, "method not found"));

@@ -41,13 +41,23 @@ bool is_json(http::media type, std::string_view body) {
 }
 }  // namespace
 
-connection::connection(loop& owner, net::ip::tcp::socket socket)
+connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::tcp::endpoint& peer)
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
       reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
-              owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields),
-      xml_(xmlrpc::document_type::call, owner.shared().xml_limits) {
+              owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
+              owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
+      xml_(xmlrpc::document_type::call, owner.shared().xml_limits),
+      peer_{peer.address(), peer.port(), {}},
+      context_(owner.context()) {
+  context_.peer = &peer_;
+  if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
+  if (owner.log() != nullptr) {
+    const auto& a = peer_.address;
+    peer_text_ = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+    peer_text_ += ':' + std::to_string(peer_.port);
+  }
   loop_.attach(this);
   ++loop_.shared().connections;
 }
@@ -200,8 +210,10 @@ void connection::process_requests() {
     auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
     if (r == http::request_reader::result::error) {
-      // A framing error: the rest of the stream cannot be trusted.
-      http_error(reader_.error_status(), true);
+      // A framing error, or a request refused from its header (whose body
+      // is not read): the rest of the stream cannot be trusted.
+      int status = reader_.error_status();
+      http_error(status, true, status == 401 ? auth_challenge : std::string_view{});
       break;
     }
     if (r == http::request_reader::result::need_more) {
@@ -226,6 +238,10 @@ void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
   const http::request& req = reader_.current();
   set_phase(phase::call, clock::time_point{});  // no deadline while the call runs
+  if (loop_.log() != nullptr) {
+    log_start_ = clock::now();
+    log_request_bytes_ = req.body.size();
+  }
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req.version == 10;
 
@@ -262,10 +278,11 @@ void connection::handle_request(bool keep_alive) {
     return reply(err.code, err.message);
   }
   xmlrpc::method_call& call = xml_.call();
+  if (loop_.log() != nullptr) log_method_ = call.method;  // xml_ keeps it until the next request
 
   busy_ = true;
   if (shared.process_mode) watchdog::watch(fd_, shared.server_name);
-  shared.methods->invoke(loop_.context(), call.method, std::move(call.params),
+  shared.methods->invoke(context_, call.method, std::move(call.params),
                          [self = shared_from_this()](outcome result) {
                            self->finish_call(std::move(result));
                          });
@@ -278,13 +295,17 @@ void connection::handle_json(std::string_view document) {
   if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed)) {
     body_.clear();
     jsonrpc::write_error(body_, bad->id, bad->code, bad->detail);
-    return write_response(body_, json_content_type);
+    return write_response(body_, bad->code, json_content_type);
   }
   auto& msg = std::get<jsonrpc::message>(parsed);
   if (msg.batch) {
     busy_ = true;
+    if (loop_.log() != nullptr) {
+      log_json_method_ = "(batch of " + std::to_string(msg.entries.size()) + ")";
+      log_method_ = log_json_method_;
+    }
     if (shared.process_mode) watchdog::watch(fd_, shared.server_name, "null");
-    return jsonrpc::detail::run_batch(*shared.methods, loop_.context(), std::move(msg),
+    return jsonrpc::detail::run_batch(*shared.methods, context_, std::move(msg),
                                       [self = shared_from_this()](std::string body) {
                                         self->finish_json_batch(std::move(body));
                                       });
@@ -293,14 +314,18 @@ void connection::handle_json(std::string_view document) {
   if (auto* bad = std::get_if<jsonrpc::error_reply>(&entry)) {
     body_.clear();
     jsonrpc::write_error(body_, bad->id, bad->code, bad->detail);
-    return write_response(body_, json_content_type);
+    return write_response(body_, bad->code, json_content_type);
   }
   auto& r = std::get<jsonrpc::request>(entry);
   json_id_ = std::move(r.id);
+  if (loop_.log() != nullptr) {
+    log_json_method_ = r.method;
+    log_method_ = log_json_method_;
+  }
   busy_ = true;
   if (auto f = jsonrpc::detail::bind_named(*shared.methods, r)) return finish_json(std::move(*f));
   if (shared.process_mode) watchdog::watch(fd_, shared.server_name, json_id_.empty() ? "null" : json_id_);
-  shared.methods->invoke(loop_.context(), r.method, std::move(r.params),
+  shared.methods->invoke(context_, r.method, std::move(r.params),
                          [self = shared_from_this()](outcome result) {
                            self->finish_json(std::move(result));
                          });
@@ -312,7 +337,8 @@ void connection::finish_json(outcome result) {
   if (closed_) return;
   body_.clear();
   if (!json_id_.empty()) jsonrpc::detail::write_outcome(body_, json_id_, result);
-  write_response(body_, json_content_type);  // a notification: 204, no body
+  const auto* f = std::get_if<fault>(&result);
+  write_response(body_, f != nullptr ? f->code() : 0, json_content_type);  // a notification: 204
   drive();
 }
 
@@ -321,7 +347,7 @@ void connection::finish_json_batch(std::string body) {
   busy_ = false;
   if (closed_) return;
   body_ = std::move(body);
-  write_response(body_, json_content_type);
+  write_response(body_, 0, json_content_type);
   drive();
 }
 
@@ -334,14 +360,15 @@ void connection::finish_call(outcome result) {
     reply(f->code(), f->message());
   } else {
     body_.clear();
+    std::int32_t code = 0;
     try {
       xmlrpc::write_response(body_, std::get<value>(result));
     } catch (const std::exception&) {
       body_.clear();
-      xmlrpc::write_fault(body_, fault_code::internal_error,
-                          "internal error: the result cannot be encoded");
+      code = fault_code::internal_error;
+      xmlrpc::write_fault(body_, code, "internal error: the result cannot be encoded");
     }
-    write_response(body_);
+    write_response(body_, code);
   }
   drive();
 }
@@ -349,10 +376,11 @@ void connection::finish_call(outcome result) {
 void connection::reply(std::int32_t code, std::string_view message) {
   body_.clear();
   xmlrpc::write_fault(body_, code, message);
-  write_response(body_);
+  write_response(body_, code);
 }
 
-void connection::write_response(const std::string& body, std::string_view content_type) {
+void connection::write_response(const std::string& body, std::int32_t fault,
+                                std::string_view content_type) {
   const auto& shared = loop_.shared();
   http::response_head head;
   head.keep_alive = keep_alive_;
@@ -370,6 +398,7 @@ void connection::write_response(const std::string& body, std::string_view conten
   http::write_head(out_, shared.server_name, head);
   out_ += *payload;
   if (!keep_alive_) closing_ = true;
+  log_response(head.status, fault, payload->size());
 }
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {
@@ -377,6 +406,37 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_,
                     extra);
   if (close_after) closing_ = true;
+  log_response(status, 0, http::reason(status).size() + 1);  // write_error's body
+}
+
+// One access-log line for the response just queued (nothing without a log).
+void connection::log_response(int status, std::int32_t fault, std::size_t response_bytes) {
+  access_log_buffer* log = loop_.log();
+  if (log == nullptr) return;
+  access_record r;
+  r.when = std::chrono::system_clock::now();
+  r.peer = peer_text_;
+  r.user = peer_.user;
+  r.method = log_method_;
+  r.status = status;
+  r.fault = fault;
+  r.request_bytes = log_request_bytes_;
+  r.response_bytes = response_bytes;
+  if (log_start_ != clock::time_point{})
+    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - log_start_);
+  log->add(r);
+  log_start_ = {};
+  log_request_bytes_ = 0;
+  log_method_ = {};
+}
+
+// The access checks, when a request's header is complete (before its body).
+int connection::on_header(const http::request& r) {
+  // Two Authorization headers are no credentials.
+  std::string_view credentials = r.repeated_authorization ? std::string_view{} : r.authorization;
+  int status = loop_.shared().access->check_header(access_, credentials);
+  peer_.user = access_.user != nullptr ? std::string_view(*access_.user) : std::string_view{};
+  return status;
 }
 
 // Writes what it can. False if the rest must wait for the socket (a wait is

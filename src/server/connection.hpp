@@ -7,6 +7,7 @@
 #pragma once
 
 #include "http/request_reader.hpp"
+#include "server/access.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
 
@@ -26,11 +27,12 @@ namespace tls {
 class session;
 }
 
-class connection : public std::enable_shared_from_this<connection> {
+class connection final : public std::enable_shared_from_this<connection>, private http::header_hook {
  public:
   using clock = std::chrono::steady_clock;
 
-  connection(loop& owner, boost::asio::ip::tcp::socket socket);
+  connection(loop& owner, boost::asio::ip::tcp::socket socket,
+             const boost::asio::ip::tcp::endpoint& peer);
   ~connection();
 
   /// Starts serving (after construction, from the loop thread).
@@ -53,8 +55,11 @@ class connection : public std::enable_shared_from_this<connection> {
   void handle_json(std::string_view document);
   void finish_json(outcome result);
   void finish_json_batch(std::string body);
-  void write_response(const std::string& body, std::string_view content_type = "text/xml");
+  void write_response(const std::string& body, std::int32_t fault = 0,
+                      std::string_view content_type = "text/xml");
   void http_error(int status, bool close, std::string_view extra = {});
+  int on_header(const http::request& r) override;
+  void log_response(int status, std::int32_t fault, std::size_t response_bytes);
   bool read_some();
   bool read_tls();
   std::size_t read_size();
@@ -96,6 +101,17 @@ class connection : public std::enable_shared_from_this<connection> {
   bool in_drive_ = false;
   bool tls_read_wants_write_ = false;  // a TLS read waits for the socket to be writable
   bool tls_write_wants_read_ = false;  // a TLS write waits for the socket to be readable
+
+  // Who is calling (access.hpp), as calls see it in their context.
+  call_peer peer_;
+  call_context context_;
+  peer_access access_;
+  // The access log's view of the request in progress (only with a log).
+  std::string peer_text_;
+  clock::time_point log_start_{};
+  std::size_t log_request_bytes_ = 0;
+  std::string_view log_method_;  // the call's method name (in xml_ or log_json_method_)
+  std::string log_json_method_;   // a JSON-RPC call's method name, kept for the log
 };
 
 }  // namespace rapidrpc::detail

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <rapidrpc/jsonrpc.hpp>
+#include "server/access_log.hpp"
+
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/xmlrpc.hpp>
@@ -14,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -26,6 +29,7 @@ class connection;
 namespace tls {
 class context;
 }
+class access_policy;
 
 /// What every loop reads; written before the loops start, then read-only
 /// (except the atomic counter).
@@ -48,6 +52,10 @@ struct shared_state {
   bool process_mode = false;          ///< one connection per process (fork, prefork)
   pool_runner* runner = nullptr;      ///< where pool methods run, if not the pool
   const tls::context* tls = nullptr;  ///< HTTPS when set
+
+  // Access control and logging (access.hpp, access_log.hpp); null when off.
+  const access_policy* access = nullptr;
+  access_log* log = nullptr;
 };
 
 /// One event loop. Everything in it is touched only by its own thread, except
@@ -77,12 +85,15 @@ class loop {
   void attach(connection* c) { connections_.insert(c); }
   void detach(connection* c);
   bool draining() const noexcept { return draining_; }
+  /// This loop's access-log buffer, or null when there is no access log.
+  access_log_buffer* log() noexcept { return log_.get(); }
 
  private:
   struct listener {
     boost::asio::ip::tcp::acceptor acceptor;
     boost::asio::steady_timer retry;
     bool armed = false;  // an async_accept is pending
+    boost::asio::ip::tcp::endpoint peer;  // the accepted peer's address
   };
 
   void accept(listener& l);
@@ -97,6 +108,7 @@ class loop {
   // the last reference to a connection, whose destructor detaches itself.
   std::unordered_set<connection*> connections_;
   boost::asio::io_context io_{1};
+  std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context context_;
   std::vector<std::unique_ptr<listener>> listeners_;

@@ -1,6 +1,7 @@
 #include <rapidrpc/server.hpp>
 
 #include "http/response.hpp"
+#include "server/access.hpp"
 #include "server/connection.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
@@ -35,10 +36,11 @@ loop::loop(shared_state& shared, net::any_io_executor pool)
   // In the modes without a worker pool, "pool" methods run on the loop.
   context_.pool = shared.inline_pool ? context_.loop : std::move(pool);
   context_.runner = shared.runner;
+  if (shared.log != nullptr) log_ = std::make_unique<access_log_buffer>(*shared.log, io_);
 }
 
 tcp::endpoint loop::listen(const tcp::endpoint& ep) {
-  auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false});
+  auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
   l->acceptor.open(ep.protocol());
   l->acceptor.set_option(tcp::acceptor::reuse_address(true));
   // Every loop listens on the same address; the kernel spreads new
@@ -67,7 +69,9 @@ void loop::serve_here(int fd) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   tcp::socket socket(io_, addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
   exit_when_idle_ = true;
-  std::make_shared<connection>(*this, std::move(socket))->start();
+  boost::system::error_code ec;
+  tcp::endpoint peer = socket.remote_endpoint(ec);
+  std::make_shared<connection>(*this, std::move(socket), peer)->start();
   if (connections_.empty()) return;  // closed at once (say the peer was gone)
   sweep();
   io_.run();
@@ -91,7 +95,8 @@ void loop::resume_accepting() {
 
 void loop::accept(listener& l) {
   l.armed = true;
-  l.acceptor.async_accept(io_, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
+  // The peer's address comes with the accept itself (no getpeername()).
+  l.acceptor.async_accept(io_, l.peer, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
     l.armed = false;
     if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
     if (ec) {
@@ -113,7 +118,7 @@ void loop::accept(listener& l) {
     if (shared_.connections.load(std::memory_order_relaxed) >= shared_.limits.max_connections) {
       turn_away(s);  // over the limit: the existing clients keep being served
     } else {
-      std::make_shared<connection>(*this, std::move(s))->start();
+      std::make_shared<connection>(*this, std::move(s), l.peer)->start();
     }
     if (shared_.max_open_per_loop != 0 && connections_.size() >= shared_.max_open_per_loop) {
       // At the cap (sequential: one connection at a time): stop accepting;
@@ -186,6 +191,7 @@ void loop::finish_if_drained() {
   if (!connections_.empty() || !work_) return;
   sweep_timer_.cancel();
   drain_timer_.cancel();
+  if (log_) log_->finish();  // the last lines now, not at the next tick
   work_.reset();  // run() returns once the queued handlers are done
 }
 
@@ -197,7 +203,10 @@ struct server::impl {
   server_options options;
   rapidrpc::registry methods;
   detail::shared_state shared;
+  // Before the loops: they refer to these.
   std::unique_ptr<detail::tls::context> tls;  // HTTPS; outlives the loops' connections
+  std::unique_ptr<detail::access_policy> access;
+  std::unique_ptr<detail::access_log> log;
   std::unique_ptr<net::thread_pool> pool;
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
@@ -306,6 +315,15 @@ void server::start() {
   s.methods.set_multicall_limit(s.options.limits.max_multicall);
 
   s.methods.set_default_timeout(s.options.method_timeout);
+  if (s.options.authorize) s.methods.set_authorizer(s.options.authorize);
+  if (!s.options.users.empty() || !s.options.allow.empty()) {
+    s.access = std::make_unique<detail::access_policy>(s.options.users, s.options.allow);
+    s.shared.access = s.access.get();
+  }
+  if (!s.options.access_log.empty()) {
+    s.log = std::make_unique<detail::access_log>(s.options.access_log);
+    s.shared.log = s.log.get();
+  }
 
   // The mode decides who accepts and where methods run (docs/design.md).
   unsigned threads = or_cores(s.options.threads);
@@ -364,6 +382,8 @@ void server::start() {
     s.pool.reset();
     s.supervisor.reset();
     s.runner.reset();
+    s.shared.log = nullptr;
+    s.log.reset();
     throw std::system_error(first_error ? first_error : std::make_error_code(std::errc::address_not_available),
                             "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
@@ -416,6 +436,11 @@ void server::wait() {
     impl_->joined = true;
     impl_->join_all();
   }
+}
+
+void server::reopen_logs() {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->log) impl_->log->reopen();
 }
 
 void server::run() {

@@ -12,7 +12,9 @@
 #include <iostream>
 #include <malloc.h>
 #include <pthread.h>
+#include <set>
 #include <string>
+#include <termios.h>
 #include <thread>
 #include <unistd.h>
 
@@ -22,6 +24,39 @@ std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
   return out;
+}
+
+// --hash-password: reads one line (without echo on a terminal) and prints
+// the users-file line for it.
+int hash_password_line(const std::string& user, unsigned iterations) {
+  try {
+    // The name as a users file would take it.
+    rapidrpc::parse_users(user + ":$pbkdf2-sha256$1000$AAAAAAAAAAAAAAAAAAAAAA$" + std::string(43, 'A'));
+  } catch (const std::exception&) {
+    std::cerr << "rapidrpcd: bad user name (1 to 64 printable ASCII characters, no ':' or '\"')\n";
+    return 2;
+  }
+  termios saved{};
+  bool tty = ::isatty(STDIN_FILENO) && ::tcgetattr(STDIN_FILENO, &saved) == 0;
+  if (tty) {
+    termios quiet = saved;
+    quiet.c_lflag &= static_cast<tcflag_t>(~ECHO);
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+    std::fprintf(stderr, "password for %s: ", user.c_str());
+  }
+  std::string password;
+  std::getline(std::cin, password);
+  if (tty) {
+    ::tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    std::fprintf(stderr, "\n");
+  }
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (password.empty()) {
+    std::cerr << "rapidrpcd: empty password\n";
+    return 1;
+  }
+  std::printf("%s:%s\n", user.c_str(), rapidrpc::hash_password(password, iterations).c_str());
+  return 0;
 }
 
 }  // namespace
@@ -37,6 +72,11 @@ int main(int argc, char** argv) {
   double method_timeout = 0;
   bool test_methods = false;
   bool worker = false;
+  std::string auth_file;
+  std::vector<std::string> allow;
+  std::vector<std::string> deny_methods;
+  std::string hash_user;
+  unsigned hash_iterations = rapidrpc::default_password_iterations;
 
   bool no_jsonrpc = false;
 
@@ -82,6 +122,24 @@ int main(int argc, char** argv) {
                              "PEM file with the certificate's private key, not encrypted (needs --tls-cert)");
   cert->needs(key);
   key->needs(cert);
+  auto* access = app.add_option_group("Access", "Access control and logging (see docs/access.md)");
+  access->add_option("--auth-file", auth_file,
+                     "Require HTTP Basic authentication against this file of name:hash lines")
+      ->check(CLI::ExistingFile);
+  access->add_option("--allow", allow,
+                     "Serve only peers in this address range, e.g. 127.0.0.0/8 or ::1/128 (repeatable; "
+                     "others get 403)");
+  access->add_option("--deny-method", deny_methods,
+                     "Refuse calls of this method with fault -32002 (repeatable; also inside "
+                     "system.multicall)");
+  access->add_option("--access-log", options.access_log,
+                     "Append one line per request to this file ('-': standard output); SIGHUP "
+                     "re-opens it");
+  access->add_option("--hash-password", hash_user,
+                     "Read a password from standard input, print the --auth-file line for USER, exit")
+      ->type_name("USER");
+  access->add_option("--hash-iterations", hash_iterations, "PBKDF2 iterations for --hash-password")
+      ->capture_default_str();
   auto* limits = app.add_option_group("Limits", "Limits and timeouts (see docs/limits.md)");
   limits->add_option("--max-body-bytes", lim.max_body_bytes, "Largest request body, after decompression")
       ->capture_default_str();
@@ -110,6 +168,14 @@ int main(int argc, char** argv) {
                      "Seconds calls in flight get to finish after SIGINT/SIGTERM")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!hash_user.empty()) {
+    try {
+      return hash_password_line(hash_user, hash_iterations);
+    } catch (const std::exception& e) {
+      std::cerr << "rapidrpcd: " << e.what() << '\n';
+      return 2;
+    }
+  }
   if (worker) {
     // A worker process of --isolate: the same methods, served over fd 3.
     rapidrpc::registry methods;
@@ -143,6 +209,25 @@ int main(int argc, char** argv) {
   if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
   if (options.workers == 0) options.workers = std::max(1u, std::thread::hardware_concurrency());
   options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
+  try {
+    if (!auth_file.empty()) {
+      options.users = rapidrpc::load_users(auth_file);
+      if (options.users.empty()) {
+        std::cerr << "rapidrpcd: " << auth_file << " names no user\n";
+        return 1;
+      }
+    }
+    for (const auto& cidr : allow) options.allow.push_back(rapidrpc::ip_network::parse(cidr));
+  } catch (const std::exception& e) {
+    std::cerr << "rapidrpcd: " << e.what() << '\n';
+    return 1;
+  }
+  if (!deny_methods.empty()) {
+    options.authorize = [denied = std::set<std::string, std::less<>>(deny_methods.begin(), deny_methods.end())](
+                            std::string_view method, const rapidrpc::call_peer*) {
+      return !denied.contains(method);
+    };
+  }
 
   // Buffers of 1 MiB or more (large bodies, inflated gzip) are mapped and
   // unmapped, so what a burst of large or hostile requests took goes back to
@@ -151,12 +236,14 @@ int main(int argc, char** argv) {
   // thread's arena: a few gzip bombs would leave ~40 MiB per loop thread.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
-  // Stop signals are taken by sigwait() below; every thread the server starts
-  // inherits this mask, so none of them is interrupted by one.
+  // Stop signals (and SIGHUP, which re-opens the access log) are taken by
+  // sigwait() below; every thread the server starts inherits this mask, so
+  // none of them is interrupted by one.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -190,7 +277,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) server.reopen_logs();
   std::fprintf(stderr, "rapidrpcd: %s received, finishing calls in flight (up to %.0f s)\n",
                sig == SIGINT ? "SIGINT" : "SIGTERM", drain_timeout);
   server.stop(std::chrono::milliseconds(static_cast<std::int64_t>(drain_timeout * 1000)));

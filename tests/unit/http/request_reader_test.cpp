@@ -146,5 +146,79 @@ TEST(RequestReader, AsksForContinueOnceWhenTheBodyIsHeldBack) {
   EXPECT_TRUE(feed(wire, 1000).continue_asked);
 }
 
+// Refuses requests whose Authorization is not "ok", from the header alone.
+struct refuse_unless_ok final : header_hook {
+  int on_header(const request& r) override {
+    ++calls;
+    seen_body_bytes += r.body.size();
+    return r.authorization == "ok" && !r.repeated_authorization ? 0 : 401;
+  }
+  int calls = 0;
+  std::size_t seen_body_bytes = 0;
+};
+
+TEST(RequestReader, HeaderHookRefusesBeforeAnyBodyIsRead) {
+  std::string wire = post(std::string(5000, 'x'), "Authorization: no\r\n");
+  std::size_t header_end = wire.find("\r\n\r\n") + 4;
+  for (std::size_t step : {1u, 13u, 200u, 100000u}) {
+    refuse_unless_ok hook;
+    request_reader reader(1024, 1 << 20, 8 * 1024, 100, &hook);
+    std::string in;
+    std::size_t fed = 0;
+    request_reader::result r = request_reader::result::need_more;
+    while (r == request_reader::result::need_more && fed < wire.size()) {
+      std::size_t n = std::min(step, wire.size() - fed);
+      in.append(wire, fed, n);
+      fed += n;
+      std::size_t used = 0;
+      r = reader.parse(in, used);
+      in.erase(0, used);
+    }
+    ASSERT_EQ(r, request_reader::result::error) << step;
+    EXPECT_EQ(reader.error_status(), 401) << step;
+    EXPECT_EQ(hook.calls, 1) << step;
+    EXPECT_EQ(hook.seen_body_bytes, 0u) << step;
+    EXPECT_EQ(reader.current().body.size(), 0u) << step;
+    // Decided as soon as the header was whole, not after the body.
+    EXPECT_LT(fed, header_end + step) << step;
+  }
+}
+
+TEST(RequestReader, HeaderHookLetsGoodRequestsThroughAtEveryReadSize) {
+  std::string wire = post("one", "Authorization: ok\r\n") + post("two", "Authorization: ok\r\n");
+  for (std::size_t step = 1; step <= wire.size(); ++step) {
+    refuse_unless_ok hook;
+    request_reader reader(1024, 1 << 20, 8 * 1024, 100, &hook);
+    std::string in;
+    std::vector<std::string> bodies;
+    for (std::size_t fed = 0; fed < wire.size();) {
+      std::size_t n = std::min(step, wire.size() - fed);
+      in.append(wire, fed, n);
+      fed += n;
+      for (;;) {
+        std::size_t used = 0;
+        auto r = reader.parse(in, used);
+        in.erase(0, used);
+        ASSERT_NE(r, request_reader::result::error) << step;
+        if (r == request_reader::result::need_more) break;
+        bodies.push_back(reader.current().body);
+        EXPECT_EQ(reader.current().authorization, "ok");
+        reader.next();
+      }
+    }
+    EXPECT_EQ(bodies, (std::vector<std::string>{"one", "two"})) << step;
+    EXPECT_EQ(hook.calls, 2) << step;
+  }
+}
+
+TEST(RequestReader, RepeatedAuthorizationIsNoted) {
+  refuse_unless_ok hook;
+  request_reader reader(1024, 1 << 20, 8 * 1024, 100, &hook);
+  std::string wire = post("x", "Authorization: ok\r\nAuthorization: ok\r\n");
+  std::size_t used = 0;
+  EXPECT_EQ(reader.parse(wire, used), request_reader::result::error);
+  EXPECT_EQ(reader.error_status(), 401);
+}
+
 }  // namespace
 }  // namespace rapidrpc::http

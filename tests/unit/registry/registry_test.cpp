@@ -8,7 +8,9 @@
 
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace rapidrpc {
 namespace {
@@ -221,6 +223,80 @@ TEST_F(RegistryTest, LongMulticallOfInlineCallsDoesNotRecurse) {
   reg.add("one", [] { return 1; });
   array many(1000, entry("one", {}));
   EXPECT_EQ(ok("system.multicall", {many}).as<array>().size(), 1000u);
+}
+
+// ---- the authorizer -------------------------------------------------------------
+
+TEST_F(RegistryTest, AuthorizerRefusesWithNotAuthorizedAndTheMethodDoesNotRun) {
+  int runs = 0;
+  reg.add("secret", [&] { ++runs; return 1; });
+  reg.add("open", [] { return 2; });
+  std::vector<std::string> asked;
+  reg.set_authorizer([&](std::string_view method, const call_peer*) {
+    asked.emplace_back(method);
+    return method != "secret";
+  });
+  EXPECT_EQ(failed("secret").code(), fault_code::not_authorized);
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(ok("open"), value(2));
+  EXPECT_EQ(asked, (std::vector<std::string>{"secret", "open"}));
+}
+
+TEST_F(RegistryTest, AuthorizerRunsBeforeTheLookupSoUnknownNamesLookAlike) {
+  reg.set_authorizer([](std::string_view, const call_peer*) { return false; });
+  EXPECT_EQ(failed("no.such.method").code(), fault_code::not_authorized);
+}
+
+TEST_F(RegistryTest, AuthorizerMayRefuseWithItsOwnFault) {
+  reg.add("f", [] { return 1; });
+  reg.set_authorizer([](std::string_view, const call_peer*) -> bool { throw fault(-32099, "go away"); });
+  fault f = failed("f");
+  EXPECT_EQ(f.code(), -32099);
+  EXPECT_EQ(f.message(), "go away");
+  reg.set_authorizer([](std::string_view, const call_peer*) -> bool { throw std::runtime_error("/etc/x"); });
+  f = failed("f");
+  EXPECT_EQ(f.code(), fault_code::internal_error);
+  EXPECT_EQ(f.message(), "internal error");  // no exception text on the wire
+}
+
+TEST_F(RegistryTest, AuthorizerSeesThePeer) {
+  call_peer peer{boost::asio::ip::make_address("192.0.2.7"), 4242, "alice"};
+  reg.add("whoami", [] { return 0; });
+  std::string seen;
+  reg.set_authorizer([&](std::string_view, const call_peer* p) {
+    seen = p == nullptr ? "none" : p->address.to_string() + ":" + std::to_string(p->port) + "/" + std::string(p->user);
+    return true;
+  });
+  std::optional<outcome> result;
+  call_context c = ctx();
+  c.peer = &peer;
+  reg.invoke(c, "whoami", {}, [&](outcome o) { result = std::move(o); });
+  ASSERT_TRUE(result);
+  EXPECT_EQ(seen, "192.0.2.7:4242/alice");
+  ok("whoami");
+  EXPECT_EQ(seen, "none");
+}
+
+TEST_F(RegistryTest, AuthorizerChecksEveryMulticallEntry) {
+  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
+  reg.add("heavy", [](std::int32_t a) { return a * 2; }, "", execution::pool);
+  std::vector<std::string> asked;
+  reg.set_authorizer([&](std::string_view method, const call_peer*) {
+    asked.emplace_back(method);
+    return method != "heavy";
+  });
+  value out = ok("system.multicall", {array{entry("add", {1, 2}), entry("heavy", {5}), entry("add", {2, 2})}});
+  const auto& slots = out.as<array>();
+  ASSERT_EQ(slots.size(), 3u);
+  EXPECT_EQ(slots[0], value(array{3}));
+  EXPECT_EQ(slots[1].as<structure>().at("faultCode"), value(fault_code::not_authorized));
+  EXPECT_EQ(slots[2], value(array{4}));
+  EXPECT_EQ(asked, (std::vector<std::string>{"system.multicall", "add", "heavy", "add"}));
+}
+
+TEST_F(RegistryTest, AuthorizerCanRefuseMulticallItself) {
+  reg.set_authorizer([](std::string_view method, const call_peer*) { return method != "system.multicall"; });
+  EXPECT_EQ(failed("system.multicall", {array{}}).code(), fault_code::not_authorized);
 }
 
 }  // namespace

@@ -1,0 +1,264 @@
+#include "server/access_log.hpp"
+
+#include <charconv>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <system_error>
+#include <unistd.h>
+
+namespace rapidrpc::detail {
+
+namespace {
+
+void append_number(std::string& out, std::uint64_t n) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, r.ptr);
+}
+
+void append_escaped(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c > ' ' && c < 0x7f && c != '"' && c != '\\') {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+}
+
+// "2024-05-01T12:00:00." formatted once a second per thread.
+void append_time(std::string& out, std::chrono::system_clock::time_point when) {
+  using namespace std::chrono;
+  thread_local std::time_t cached_at = -1;
+  thread_local char buf[32];
+  thread_local std::size_t len = 0;
+  auto us = duration_cast<microseconds>(when.time_since_epoch()).count();
+  auto secs = static_cast<std::time_t>(us / 1'000'000);
+  auto frac = static_cast<unsigned>(us % 1'000'000);
+  if (secs != cached_at) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    len = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.", &tm);
+    cached_at = secs;
+  }
+  out.append(buf, len);
+  char digits[7];
+  for (int i = 5; i >= 0; --i) {
+    digits[i] = static_cast<char>('0' + frac % 10);
+    frac /= 10;
+  }
+  out.append(digits, 6);
+  out += 'Z';
+}
+
+}  // namespace
+
+void format_access_line(std::string& out, const access_record& r) {
+  append_time(out, r.when);
+  out += ' ';
+  if (r.peer.empty()) out += '-';
+  append_escaped(out, r.peer);
+  out += ' ';
+  if (r.user.empty()) out += '-';
+  append_escaped(out, r.user);
+  out += ' ';
+  if (r.method.empty()) {
+    out += '-';
+  } else {
+    out += '"';
+    append_escaped(out, r.method.substr(0, max_logged_method));
+    out += '"';
+    if (r.method.size() > max_logged_method) out += "...";
+  }
+  out += ' ';
+  append_number(out, static_cast<std::uint64_t>(r.status));
+  out += ' ';
+  if (r.fault < 0) {
+    out += '-';
+    append_number(out, static_cast<std::uint64_t>(-static_cast<std::int64_t>(r.fault)));
+  } else {
+    append_number(out, static_cast<std::uint64_t>(r.fault));
+  }
+  out += ' ';
+  append_number(out, r.request_bytes);
+  out += ' ';
+  append_number(out, r.response_bytes);
+  out += ' ';
+  append_number(out, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.duration.count())));
+  out += '\n';
+}
+
+// ---- access_log -----------------------------------------------------------------
+
+access_log::access_log(std::string path) : path_(std::move(path)), owner_(::getpid()) {
+  fd_ = open_file();
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
+  // A counter the process-mode children can see change (fork shares it).
+  void* p = ::mmap(nullptr, sizeof(std::atomic<std::uint32_t>), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    int e = errno;
+    if (fd_ != STDOUT_FILENO) ::close(fd_);
+    throw std::system_error(e, std::generic_category(), "access log");
+  }
+  generation_ = new (p) std::atomic<std::uint32_t>(0);
+  thread_ = std::thread([this] { run(); });
+}
+
+access_log::~access_log() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+  if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
+  ::munmap(generation_, sizeof(std::atomic<std::uint32_t>));
+}
+
+int access_log::open_file() const {
+  if (path_ == "-") return STDOUT_FILENO;
+  return ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+}
+
+void access_log::submit(std::string& lines, std::size_t count) {
+  if (lines.empty()) return;
+  if (::getpid() != owner_) {
+    // A child of the process modes: no writer thread here (and the parent's
+    // mutex may have been held when it forked). Write directly.
+    reopen_in_child();
+    write_all(lines);
+    lines.clear();
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (queued_bytes_ + lines.size() > max_queued) {
+      dropped_ += count;
+      lines.clear();
+      return;
+    }
+    queued_bytes_ += lines.size();
+    queue_.push_back(std::move(lines));
+  }
+  lines.clear();
+  wake_.notify_one();
+}
+
+void access_log::reopen() {
+  if (path_ == "-") return;
+  generation_->fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    reopen_ = true;
+  }
+  wake_.notify_one();
+}
+
+void access_log::reopen_in_child() {
+  std::uint32_t g = generation_->load(std::memory_order_relaxed);
+  if (g == seen_generation_ || path_ == "-") return;
+  seen_generation_ = g;
+  int fd = open_file();
+  if (fd < 0) return;  // keep writing to the old file
+  ::close(fd_);
+  fd_ = fd;
+}
+
+void access_log::write_all(std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd_, data.data(), data.size());
+    if (n > 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return;  // disk full or the like: these lines are lost
+    }
+  }
+}
+
+void access_log::run() {
+  std::vector<std::string> batch;
+  for (;;) {
+    bool reopen = false;
+    bool stop = false;
+    std::size_t dropped = 0;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || reopen_ || !queue_.empty(); });
+      batch.swap(queue_);
+      queued_bytes_ = 0;
+      reopen = reopen_;
+      reopen_ = false;
+      stop = stop_;
+      dropped = dropped_;
+      dropped_ = 0;
+    }
+    if (reopen) {
+      int fd = open_file();
+      if (fd >= 0) {
+        ::close(fd_);
+        fd_ = fd;
+        seen_generation_ = generation_->load(std::memory_order_relaxed);
+      } else {
+        std::fprintf(stderr, "rapidrpc: cannot reopen access log %s; still writing the old file\n",
+                     path_.c_str());
+      }
+    }
+    for (auto& b : batch) write_all(b);
+    batch.clear();
+    if (dropped != 0) {
+      std::string note = "# " + std::to_string(dropped) + " lines dropped: the log could not keep up\n";
+      write_all(note);
+    }
+    if (stop) {
+      std::lock_guard lock(mutex_);
+      if (queue_.empty()) return;
+    }
+  }
+}
+
+// ---- access_log_buffer -------------------------------------------------------------
+
+access_log_buffer::access_log_buffer(access_log& sink, boost::asio::io_context& io)
+    : sink_(sink), timer_(io) {}
+
+access_log_buffer::~access_log_buffer() { flush(); }
+
+void access_log_buffer::add(const access_record& r) {
+  format_access_line(lines_, r);
+  ++count_;
+  if (lines_.size() >= flush_bytes) {
+    flush();
+    return;
+  }
+  if (!armed_) {
+    // At most one timer operation per interval, none while the log is quiet.
+    armed_ = true;
+    timer_.expires_after(flush_interval);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+      armed_ = false;
+      if (!ec) flush();
+    });
+  }
+}
+
+void access_log_buffer::finish() {
+  flush();
+  timer_.cancel();
+}
+
+void access_log_buffer::flush() {
+  sink_.submit(lines_, count_);
+  count_ = 0;
+}
+
+}  // namespace rapidrpc::detail

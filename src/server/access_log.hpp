@@ -1,0 +1,120 @@
+// Private: the access log. One line per answered request, built on the loop
+// thread into that loop's buffer, handed to a writer thread at most every
+// 100 ms or every 64 KiB, and written by that thread, so a slow disk never
+// blocks a loop. Lines of one loop stay in order.
+//
+// In the process-per-connection modes a child has no writer thread: it
+// writes its lines itself (it serves one connection, so waiting on the disk
+// delays no one else), and notices a reopen through a counter shared with
+// the parent.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+namespace rapidrpc::detail {
+
+/// One line's fields.
+struct access_record {
+  std::chrono::system_clock::time_point when;  ///< when the response was queued
+  std::string_view peer;    ///< "127.0.0.1:40312" or "[::1]:40312"
+  std::string_view user;    ///< empty: "-"
+  std::string_view method;  ///< empty: no call was parsed ("-")
+  int status = 200;
+  std::int32_t fault = 0;
+  std::size_t request_bytes = 0;   ///< request body as received
+  std::size_t response_bytes = 0;  ///< response body as sent
+  std::chrono::microseconds duration{0};
+};
+
+/// Method names longer than this are cut, and the field is marked "...".
+inline constexpr std::size_t max_logged_method = 128;
+
+/// Appends one line (with its '\n'):
+///   TIME PEER USER "METHOD" STATUS FAULT REQUEST_BYTES RESPONSE_BYTES MICROSECONDS
+/// TIME is UTC, 2024-05-01T12:00:00.123456Z. In USER and METHOD, bytes
+/// outside '!'..'~', '"' and '\' are written as \xHH, so no field holds a
+/// space, a quote or a control character and a line cannot be forged.
+void format_access_line(std::string& out, const access_record& r);
+
+/// The log file and its writer thread. submit() and reopen() may be called
+/// from any thread.
+class access_log {
+ public:
+  /// Opens `path` for appending ("-": standard output); throws
+  /// std::system_error if it cannot.
+  explicit access_log(std::string path);
+  /// Writes what is queued, then stops the writer.
+  ~access_log();
+  access_log(const access_log&) = delete;
+  access_log& operator=(const access_log&) = delete;
+
+  /// Queues `lines` (`count` whole lines); `lines` is left empty. Past
+  /// max_queued bytes waiting, lines are dropped and counted (a "#" line
+  /// says how many).
+  void submit(std::string& lines, std::size_t count);
+  /// Re-opens the file by its path (after it was renamed).
+  void reopen();
+
+  static constexpr std::size_t max_queued = 16 * 1024 * 1024;
+
+ private:
+  void run();
+  void write_all(std::string_view data);
+  int open_file() const;
+  void reopen_in_child();
+
+  std::string path_;
+  int fd_ = -1;
+  pid_t owner_;                         // the process whose thread writes
+  std::atomic<std::uint32_t>* generation_ = nullptr;  // shared with children
+  std::uint32_t seen_generation_ = 0;   // in a child: the file it has open
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::string> queue_;
+  std::size_t queued_bytes_ = 0;
+  std::size_t dropped_ = 0;
+  bool reopen_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+/// One loop's buffer of lines. Loop thread only.
+class access_log_buffer {
+ public:
+  access_log_buffer(access_log& sink, boost::asio::io_context& io);
+  /// Hands over what is left.
+  ~access_log_buffer();
+
+  void add(const access_record& r);
+  /// Hands the lines over now.
+  void flush();
+  /// Hands the lines over and stops the timer, so the loop can end at once;
+  /// when no more lines will come (the loop is done).
+  void finish();
+
+  static constexpr std::size_t flush_bytes = 64 * 1024;
+  static constexpr std::chrono::milliseconds flush_interval{100};
+
+ private:
+  access_log& sink_;
+  std::string lines_;
+  std::size_t count_ = 0;
+  boost::asio::steady_timer timer_;
+  bool armed_ = false;
+};
+
+}  // namespace rapidrpc::detail
