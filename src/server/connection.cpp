@@ -301,7 +301,7 @@ void connection::handle_json(std::string_view document) {
   if (msg.batch) {
     busy_ = true;
     if (loop_.log() != nullptr) {
-      log_json_method_ = "(batch of " + std::to_string(msg.entries.size()) + ")";
+      log_json_method_ = "[batch:" + std::to_string(msg.entries.size()) + "]";
       log_method_ = log_json_method_;
     }
     if (shared.process_mode) watchdog::watch(fd_, shared.server_name, "null");

@@ -4,6 +4,7 @@
 
 import base64
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -233,6 +234,31 @@ class BasicAuth(TempDirMixin, DaemonTestCase):
         self.assertEqual(out[0], [3])
         self.assertEqual(out[1]["faultCode"], NOT_AUTHORIZED)
         self.assertEqual(out[2], [4])
+
+    def test_jsonrpc_batch_entries_are_checked_and_logged(self):
+        before = settled_count(self.log)
+        body = json.dumps([{"jsonrpc": "2.0", "method": "sample.add", "params": [1, 2], "id": 1},
+                           {"jsonrpc": "2.0", "method": "echo", "params": ["x"], "id": 2},
+                           {"jsonrpc": "2.0", "method": "sample.add", "params": {"a": 2, "b": 2}, "id": 3}])
+        headers = [("Authorization", basic("alice", "wonder land")), ("Content-Type", "application/json")]
+        resp = exchange(self.daemon, http_request(body.encode(), headers=headers))
+        self.assertEqual(resp.status, 200)
+        out = json.loads(resp.body)
+        self.assertEqual(out[0]["result"], 3)
+        self.assertEqual(out[1]["error"]["code"], NOT_AUTHORIZED)
+        self.assertEqual(out[1]["id"], 2)
+        self.assertEqual(out[2]["result"], 4)
+        single = json.dumps({"jsonrpc": "2.0", "method": "echo", "params": ["x"], "id": 9})
+        resp = exchange(self.daemon, http_request(single.encode(), headers=headers))
+        self.assertEqual(json.loads(resp.body)["error"]["code"], NOT_AUTHORIZED)
+
+        def logged():
+            lines = [(m, f) for (_, _, user, m, status, f, *_rest) in log_lines(self.log)[before:]]
+            return lines if len(lines) >= 2 else None
+        lines = wait_for(logged)
+        self.assertIsNotNone(lines, read(self.log)[-1000:])
+        self.assertIn(('"[batch:3]"', "0"), lines)
+        self.assertIn(('"echo"', str(NOT_AUTHORIZED)), lines)
 
     def test_access_log_has_one_escaped_line_per_request(self):
         marker = "/Marker.%d" % os.getpid()
