@@ -6,6 +6,7 @@
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 
+#include <boost/asio/post.hpp>
 #include <boost/beast/http/error.hpp>
 
 #include <algorithm>
@@ -132,16 +133,37 @@ void connection::drain() {
 // socket or for a call to complete. Everything that moves the connection on
 // comes back here.
 void connection::drive() {
-  if (in_drive_ || closed_) return;
+  if (in_drive_ || closed_ || resume_posted_) return;
   in_drive_ = true;
+  const std::uint64_t answered_before = answered_;
+  bool yield = false;
   for (;;) {
     process_requests();
     if (!flush() || closed_) break;        // waiting for the peer to read
     if (busy_ || closing_ || eof_) break;  // nothing more to read for now
-    if (!can_read_ || !read_some()) break;
+    if (!can_read_) break;
+    // Fairness: once this turn has answered a request, the next one waits
+    // for the other connections' turns. Reads that fill the buffer (large
+    // bodies read to the byte) would otherwise keep one fast client on the
+    // loop while the others starve.
+    if (answered_ != answered_before) {
+      yield = true;
+      break;
+    }
+    if (!read_some()) break;
   }
   in_drive_ = false;
   if (closed_ || wait_write_) return;
+  if (yield) {
+    // The socket may hold more: edge-triggered readiness will not say so
+    // again, so come back after the handlers already queued.
+    resume_posted_ = true;
+    net::post(loop_.io(), [self = shared_from_this()] {
+      self->resume_posted_ = false;
+      self->drive();
+    });
+    return;
+  }
 
   auto now = clock::now();
   if (busy_) {
@@ -235,6 +257,7 @@ void connection::process_requests() {
 }
 
 void connection::handle_request(bool keep_alive) {
+  ++answered_;
   const auto& shared = loop_.shared();
   const http::request& req = reader_.current();
   set_phase(phase::call, clock::time_point{});  // no deadline while the call runs

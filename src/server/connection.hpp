@@ -91,6 +91,8 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   phase phase_ = phase::idle;
   clock::time_point deadline_{};
   bool can_read_ = false;    // the socket may have unread bytes
+  bool resume_posted_ = false;  // a drive() is queued on the loop (fairness)
+  std::uint64_t answered_ = 0;  // requests handled so far
   std::size_t last_read_size_ = 0;
   bool wait_read_ = false;   // an async_wait for reading is pending
   bool wait_write_ = false;  // an async_wait for writing is pending

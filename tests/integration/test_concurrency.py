@@ -142,6 +142,48 @@ class HeadOfLine(DaemonTestCase):
         self.assertEqual(results, [i + 1 for i in range(1000)])
 
 
+class Fairness(unittest.TestCase):
+
+    @skip_in_modes(harness.PROCESS_MODES + harness.CLOSE_AFTER_RESPONSE_MODES,
+                   "a connection has its process or its turn to itself: none waits on another's loop")
+    def test_a_stream_of_large_requests_does_not_hold_the_loop(self):
+        """One connection pipelines a slow call, then large requests, which
+        pile up in its socket meanwhile (each then read to the byte, so the
+        reads fill the buffer). A call on another connection of the same
+        loop, sent once the slow one is answered, is answered between the
+        large ones, not after all those already waiting."""
+        count = 30
+        big = http_request(call_body("sample.sum", *range(2500)))  # ~110 KB
+        slow = http_request(call_body("load", 300_000))
+        with running_daemon("--threads", "1", "--workers", "1") as d:
+            stream = harness.RawClient(d, timeout=60)
+            answered = []  # monotonic times of the stream's answers
+            other = []
+
+            def read_stream():
+                for _ in range(count + 1):
+                    r = stream.read_response()
+                    self.assertEqual(r.status, 200)
+                    answered.append(time.monotonic())
+                    if len(answered) == 1:  # the slow call: the large ones are waiting now
+                        t = time.monotonic()
+                        with d.proxy() as p:
+                            other.append((p.echo("other"), time.monotonic() - t))
+
+            reader = threading.Thread(target=read_stream)
+            reader.start()
+            stream.send(slow + big * count)
+            reader.join(60)
+            stream.sock.close()
+            self.assertEqual(len(answered), count + 1)
+            self.assertEqual(other[0][0], "other")
+            done_at = answered[0] + other[0][1]
+            waited_for = sum(1 for t in answered[1:] if t < done_at)
+            report(f"a call beside a stream of {count} waiting large requests was answered after "
+                   f"{waited_for} of them, in {other[0][1] * 1000:.1f} ms")
+            self.assertLess(waited_for, 5, "the other connection waited for the stream")
+
+
 class SleepHoldsNoThread(unittest.TestCase):
 
     @skip_in_modes("sequential", "one connection at a time by design: 200 x sleep(1) take 200 s; "
