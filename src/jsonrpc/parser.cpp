@@ -5,7 +5,6 @@
 // why this parser.
 #include <rapidrpc/jsonrpc.hpp>
 
-#include "jsonrpc/utf8.hpp"
 #include "xmlrpc/literals.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>

@@ -1,7 +1,8 @@
 // The JSON-RPC writers: compact texts appended straight to a string.
 #include <rapidrpc/jsonrpc.hpp>
 
-#include "jsonrpc/utf8.hpp"
+#include "jsonrpc/dates.hpp"
+#include "value/text.hpp"
 #include "xmlrpc/literals.hpp"
 
 #include <charconv>
@@ -51,7 +52,7 @@ void append_string(std::string& out, std::string_view s, on_invalid policy) {
       run = ++p;
       continue;
     }
-    if (std::size_t n = detail::utf8_sequence_length(p, end)) {
+    if (std::size_t n = rapidrpc::detail::utf8_sequence_length(p, end)) {
       p += n;
       continue;
     }
@@ -119,18 +120,6 @@ struct value_writer {
   }
 };
 
-// Runs `write`, leaving `out` as it was if it throws.
-template <class Write>
-void append_or_restore(std::string& out, Write write) {
-  const std::size_t old_size = out.size();
-  try {
-    write();
-  } catch (...) {
-    out.resize(old_size);
-    throw;
-  }
-}
-
 }  // namespace
 
 void detail::append_date_time(std::string& out, const date_time& t) {
@@ -166,16 +155,16 @@ std::string_view standard_message(std::int32_t code) noexcept {
 }
 
 void write_value(std::string& out, const value& v) {
-  append_or_restore(out, [&] { std::visit(value_writer{out}, v.raw()); });
+  rapidrpc::detail::append_or_restore(out, [&] { std::visit(value_writer{out}, v.raw()); });
 }
 
 void write_string(std::string& out, std::string_view s) {
-  append_or_restore(out, [&] { append_string(out, s, on_invalid::throw_error); });
+  rapidrpc::detail::append_or_restore(out, [&] { append_string(out, s, on_invalid::throw_error); });
 }
 
 void write_request(std::string& out, std::string_view method, const array& params,
                    std::string_view id) {
-  append_or_restore(out, [&] {
+  rapidrpc::detail::append_or_restore(out, [&] {
     out += "{\"jsonrpc\":\"2.0\",\"method\":";
     append_string(out, method, on_invalid::throw_error);
     out += ",\"params\":";
@@ -189,7 +178,7 @@ void write_request(std::string& out, std::string_view method, const array& param
 }
 
 void write_result(std::string& out, std::string_view id, const value& result) {
-  append_or_restore(out, [&] {
+  rapidrpc::detail::append_or_restore(out, [&] {
     out += "{\"jsonrpc\":\"2.0\",\"result\":";
     std::visit(value_writer{out}, result.raw());
     out += ",\"id\":";

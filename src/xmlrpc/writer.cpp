@@ -1,6 +1,7 @@
 // The XML-RPC writers: compact documents appended straight to a string.
 #include <rapidrpc/xmlrpc.hpp>
 
+#include "value/text.hpp"
 #include "xmlrpc/literals.hpp"
 
 #include <charconv>
@@ -18,24 +19,9 @@ enum class on_invalid : std::uint8_t { throw_error, replace };
 // Length of the valid UTF-8 sequence at p that encodes an XML 1.0 Char of
 // U+0080 or above; 0 if there is none.
 std::size_t xml_char_length(const unsigned char* p, const unsigned char* end) noexcept {
-  const auto cont = [](unsigned char c) { return (c & 0xC0) == 0x80; };
-  const std::size_t left = static_cast<std::size_t>(end - p);
-  const unsigned char c = p[0];
-  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(p[1]) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3 || !cont(p[1]) || !cont(p[2])) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0;                   // overlong
-    if (c == 0xED && p[1] >= 0xA0) return 0;                  // UTF-16 surrogate
-    if (c == 0xEF && p[1] == 0xBF && p[2] >= 0xBE) return 0;  // U+FFFE, U+FFFF
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4 || !cont(p[1]) || !cont(p[2]) || !cont(p[3])) return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
-    if (c == 0xF4 && p[1] >= 0x90) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
+  const std::size_t n = rapidrpc::detail::utf8_sequence_length(p, end);
+  if (n == 3 && p[0] == 0xEF && p[1] == 0xBF && p[2] >= 0xBE) return 0;  // U+FFFE, U+FFFF
+  return n;
 }
 
 // Appends `s` as XML character data: & < > escaped, CR as &#13; so that it
@@ -150,26 +136,14 @@ void append_value(std::string& out, const value& v) {
   out += "</value>";
 }
 
-// Runs `write`, leaving `out` as it was if it throws.
-template <class Write>
-void append_or_restore(std::string& out, Write write) {
-  const std::size_t old_size = out.size();
-  try {
-    write();
-  } catch (...) {
-    out.resize(old_size);
-    throw;
-  }
-}
-
 }  // namespace
 
 void write_value(std::string& out, const value& v) {
-  append_or_restore(out, [&] { append_value(out, v); });
+  rapidrpc::detail::append_or_restore(out, [&] { append_value(out, v); });
 }
 
 void write_call(std::string& out, std::string_view method, const array& params) {
-  append_or_restore(out, [&] {
+  rapidrpc::detail::append_or_restore(out, [&] {
     out += xml_declaration;
     out += "<methodCall><methodName>";
     append_text(out, method, on_invalid::throw_error);
@@ -184,7 +158,7 @@ void write_call(std::string& out, std::string_view method, const array& params) 
 }
 
 void write_response(std::string& out, const value& result) {
-  append_or_restore(out, [&] {
+  rapidrpc::detail::append_or_restore(out, [&] {
     out += xml_declaration;
     out += "<methodResponse><params><param>";
     append_value(out, result);

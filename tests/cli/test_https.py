@@ -2,32 +2,14 @@
 test CA made at test time (tests/integration/tls_pki.py)."""
 
 import json
-import tempfile
 import unittest
 
 from clitest import EXIT_OK, EXIT_TRANSPORT, EXIT_USAGE, describe, harness, run_tool
-from tls_pki import OPENSSL, make_test_pki
+from tls_pki import OPENSSL, TlsDaemon
 
 
 @unittest.skipIf(OPENSSL is None, "the openssl command line is not installed")
-class CliTls(harness.DaemonTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls._dir = tempfile.TemporaryDirectory(prefix="rapidrpc-cli-tls-")
-        cls.pki = make_test_pki(cls._dir.name)
-        cls.daemon_args = ("--tls-cert", cls.pki["cert"], "--tls-key", cls.pki["key"])
-        try:
-            super().setUpClass()
-        except BaseException:
-            cls._dir.cleanup()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls._dir.cleanup()
+class CliTls(TlsDaemon, harness.DaemonTestCase):
 
     def https_url(self, host=harness.HOST):
         return f"https://{host}:{self.daemon.port}/RPC2"

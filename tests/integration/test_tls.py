@@ -14,29 +14,12 @@ import xmlrpc.client
 
 from harness import (HOST, RAW_TIMEOUT, Daemon, DaemonTestCase, call_body, daemon_path, main,
                      parse_result, skip_in_modes)
-from tls_pki import OPENSSL, client_context, make_test_pki
+from tls_pki import OPENSSL, TlsDaemon, client_context, make_test_pki
 
 @unittest.skipIf(OPENSSL is None, "the openssl command line is not installed")
-class Tls(DaemonTestCase):
+class Tls(TlsDaemon, DaemonTestCase):
     """One HTTPS daemon for the class."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls._dir = tempfile.TemporaryDirectory(prefix="rapidrpc-tls-")
-        cls.pki = make_test_pki(cls._dir.name)
-        cls.daemon_args = ("--tls-cert", cls.pki["cert"], "--tls-key", cls.pki["key"])
-        try:
-            super().setUpClass()
-        except BaseException:
-            cls._dir.cleanup()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls._dir.cleanup()
 
     def https_url(self, host=HOST):
         return f"https://{host}:{self.daemon.port}/RPC2"

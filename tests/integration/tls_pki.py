@@ -11,6 +11,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import tempfile
 
 OPENSSL = shutil.which("openssl")
 
@@ -48,3 +49,27 @@ def make_test_pki(directory):
 
 def client_context(cafile):
     return ssl.create_default_context(cafile=cafile)
+
+
+class TlsDaemon:
+    """Mixed into a DaemonTestCase: makes the test certificates in a
+    temporary directory (cls.pki, as make_test_pki() returns them) and
+    starts the class's daemon serving HTTPS with them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._dir = tempfile.TemporaryDirectory(prefix="rapidrpc-tls-")
+        cls.pki = make_test_pki(cls._dir.name)
+        cls.daemon_args = ("--tls-cert", cls.pki["cert"], "--tls-key", cls.pki["key"])
+        try:
+            super().setUpClass()
+        except BaseException:
+            cls._dir.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls._dir.cleanup()

@@ -1,12 +1,11 @@
-// Private: UTF-8 and date helpers of the JSON-RPC codec.
+// Private: what the XML-RPC and JSON-RPC writers share: UTF-8 checking and
+// appending that leaves the output as it was when a value cannot be written.
 #pragma once
-
-#include <rapidrpc/value.hpp>
 
 #include <cstddef>
 #include <string>
 
-namespace rapidrpc::jsonrpc::detail {
+namespace rapidrpc::detail {
 
 /// Length (2..4) of the well-formed UTF-8 sequence of a code point of U+0080
 /// or above that starts at p (no overlongs, no surrogates, at most
@@ -31,7 +30,16 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned c
   return 0;
 }
 
-/// Appends "YYYY-MM-DDTHH:MM:SS" (the caller checks the fields first).
-void append_date_time(std::string& out, const date_time& t);
+/// Runs `write`, which appends to `out`, leaving `out` as it was if it throws.
+template <class Write>
+void append_or_restore(std::string& out, Write write) {
+  const std::size_t old_size = out.size();
+  try {
+    write();
+  } catch (...) {
+    out.resize(old_size);
+    throw;
+  }
+}
 
-}  // namespace rapidrpc::jsonrpc::detail
+}  // namespace rapidrpc::detail
