@@ -85,8 +85,9 @@ inflate_result result_of(pass_result r) {
 // members, or a lie), or it is past the limit, a first pass only counts, and
 // the second inflates into exactly that much. So a bomb costs at most what
 // its size field claims (up to the limit), never a growing string's copies.
-inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit) {
-  out.clear();
+namespace {
+
+inflate_result inflate_all(std::string_view in, std::string& out, std::size_t limit) {
   std::size_t total = 0;
   if (in.size() >= 4) {
     const auto* p = reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4);
@@ -102,6 +103,18 @@ inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit) 
   if (r != pass_result::ok) return result_of(r);
   out.reserve(total + 1);
   return result_of(inflate_pass(in, limit, &out, total, total));
+}
+
+}  // namespace
+
+inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit) {
+  out.clear();
+  const inflate_result r = inflate_all(in, out, limit);
+  // Which pass failed (the one that counts, or the one that keeps the
+  // output) depends on the size the trailer claims; the caller sees no
+  // difference.
+  if (r != inflate_result::ok) std::string().swap(out);
+  return r;
 }
 
 void gzip(std::string_view in, std::string& out) {

@@ -13,7 +13,8 @@ enum class inflate_result { ok, too_large, corrupt };
 /// too_large as soon as the output would pass `limit` bytes. A "gzip bomb"
 /// never costs more memory than the size its trailer claims, capped at
 /// `limit` (a bomb that claims more costs none); an honest body is inflated
-/// into one allocation of its size.
+/// into one allocation of its size. Unless the result is ok, `out` is left
+/// empty: a partial inflation is never handed on.
 inflate_result gunzip(std::string_view in, std::string& out, std::size_t limit);
 
 /// Compresses `in` as one gzip member appended to `out` (fast level: the

@@ -82,6 +82,26 @@ TEST(Gzip, ConcatenatedMembers) {
   EXPECT_EQ(gunzip(packed, out, 100'008), inflate_result::too_large);
 }
 
+TEST(Gzip, AFailureLeavesNoOutputWhateverTheSizeFieldSays) {
+  // A good member, then a broken one whose last four bytes (the "size
+  // field") claim a small or a large size: corrupt either way, and nothing
+  // of the good member is handed on (found by the gzip fuzz target).
+  std::string good;
+  gzip(std::string(300, 'x'), good);
+  for (std::uint32_t claimed : {10u, 5000u, 0xFFFFFFFFu}) {
+    std::string in = good + std::string("\x1f\x8b\x08\x00\x00\x00\xff\xff\xff\xff", 10);
+    for (int i = 0; i < 4; ++i) in += static_cast<char>((claimed >> (8 * i)) & 0xFF);
+    for (std::size_t limit : {1000u, 256u * 1024u}) {
+      std::string out = "stale";
+      EXPECT_EQ(gunzip(in, out, limit), inflate_result::corrupt) << claimed << " " << limit;
+      EXPECT_TRUE(out.empty()) << claimed << " " << limit;
+    }
+  }
+  std::string out = "stale";
+  EXPECT_EQ(gunzip(good, out, 10), inflate_result::too_large);
+  EXPECT_TRUE(out.empty());
+}
+
 TEST(Gzip, BrokenInputIsCorrupt) {
   std::string packed, out;
   gzip(std::string(1000, 'x'), packed);
