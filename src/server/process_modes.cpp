@@ -90,6 +90,13 @@ tcp::endpoint process_supervisor::listen(const tcp::endpoint& ep) {
 }
 
 void process_supervisor::start() {
+  // The first prefork workers are forked here, on the caller's thread and
+  // before the supervisor thread exists, while the caller waits: a fork at a
+  // moment another thread is inside the allocator leaves the child with that
+  // lock held forever where the allocator has no fork handlers (sanitizer
+  // builds), and the caller would be printing or setting up meanwhile.
+  if (mode_ == serving_mode::prefork)
+    for (unsigned i = 0; i < processes_; ++i) first_workers_.push_back(spawn_prefork_worker());
   thread_ = std::thread([this] {
     if (mode_ == serving_mode::fork)
       supervise_fork();
@@ -168,10 +175,10 @@ void process_supervisor::supervise_prefork() {
     unsigned quick_deaths = 0;
   };
   std::vector<slot> slots(processes_);
-  for (auto& s : slots) {
-    s.pid = spawn_prefork_worker();
-    s.started = clock::now();
-    if (s.pid > 0) children_.push_back(s.pid);
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    slots[i].pid = first_workers_[i];
+    slots[i].started = clock::now();
+    if (slots[i].pid > 0) children_.push_back(slots[i].pid);
   }
   for (;;) {
     pollfd p{stop_pipe_[0], POLLIN, 0};

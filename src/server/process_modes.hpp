@@ -52,6 +52,7 @@ class process_supervisor {
   int workers_pipe_[2] = {-1, -1};    // its write end closes: prefork workers stop
   std::chrono::milliseconds drain_{10000};
   std::vector<int> children_;        // pids
+  std::vector<int> first_workers_;   // prefork: pids forked by start()
   std::thread thread_;
 };
 
