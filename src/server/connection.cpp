@@ -1,8 +1,8 @@
 #include "server/connection.hpp"
 
 #include "http/gzip.hpp"
-#include "jsonrpc/dispatch.hpp"
 #include "http/response.hpp"
+#include "jsonrpc/dispatch.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 
