@@ -97,7 +97,8 @@ void format_access_line(std::string& out, const access_record& r) {
 
 // ---- access_log -----------------------------------------------------------------
 
-access_log::access_log(std::string path) : path_(std::move(path)), owner_(::getpid()) {
+access_log::access_log(std::string path, bool writer_thread)
+    : path_(std::move(path)), owner_(writer_thread ? ::getpid() : 0) {
   fd_ = open_file();
   if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
   // A counter the process-mode children can see change (fork shares it).
@@ -109,7 +110,7 @@ access_log::access_log(std::string path) : path_(std::move(path)), owner_(::getp
     throw std::system_error(e, std::generic_category(), "access log");
   }
   generation_ = new (p) std::atomic<std::uint32_t>(0);
-  thread_ = std::thread([this] { run(); });
+  if (writer_thread) thread_ = std::thread([this] { run(); });
 }
 
 access_log::~access_log() {
@@ -118,7 +119,7 @@ access_log::~access_log() {
     stop_ = true;
   }
   wake_.notify_one();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
   if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
   ::munmap(generation_, sizeof(std::atomic<std::uint32_t>));
 }
@@ -131,8 +132,8 @@ int access_log::open_file() const {
 void access_log::submit(std::string& lines, std::size_t count) {
   if (lines.empty()) return;
   if (::getpid() != owner_) {
-    // A child of the process modes: no writer thread here (and the parent's
-    // mutex may have been held when it forked). Write directly.
+    // No writer thread in this process (a child of the process modes; the
+    // parent's mutex may have been held when it forked). Write directly.
     reopen_in_child();
     write_all(lines);
     lines.clear();

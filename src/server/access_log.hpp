@@ -54,8 +54,10 @@ void format_access_line(std::string& out, const access_record& r);
 class access_log {
  public:
   /// Opens `path` for appending ("-": standard output); throws
-  /// std::system_error if it cannot.
-  explicit access_log(std::string path);
+  /// std::system_error if it cannot. Without `writer_thread` every submit()
+  /// writes at once, in the calling process (the process modes, where the
+  /// children write and a thread in the parent would only be forked with).
+  explicit access_log(std::string path, bool writer_thread = true);
   /// Writes what is queued, then stops the writer.
   ~access_log();
   access_log(const access_log&) = delete;
@@ -78,7 +80,7 @@ class access_log {
 
   std::string path_;
   int fd_ = -1;
-  pid_t owner_;                         // the process whose thread writes
+  pid_t owner_;                         // the process whose thread writes (0: none)
   std::atomic<std::uint32_t>* generation_ = nullptr;  // shared with children
   std::uint32_t seen_generation_ = 0;   // in a child: the file it has open
 

@@ -321,7 +321,11 @@ void server::start() {
     s.shared.access = s.access.get();
   }
   if (!s.options.access_log.empty()) {
-    s.log = std::make_unique<detail::access_log>(s.options.access_log);
+    // In the process modes the children write their own lines and the
+    // parent writes none: it gets no writer thread, so the children are
+    // forked from a process with as few threads as can be.
+    const bool children_write = s.options.mode == serving_mode::fork || s.options.mode == serving_mode::prefork;
+    s.log = std::make_unique<detail::access_log>(s.options.access_log, !children_write);
     s.shared.log = s.log.get();
   }
 
