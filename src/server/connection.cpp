@@ -525,38 +525,32 @@ void connection::wait_readable() {
     // before it reads the socket itself.
     socket_.async_read_some(net::buffer(tls_->space(), tls::session::capacity()),
                             [self = shared_from_this()](const boost::system::error_code& ec,
-                                                        std::size_t n) {
-                              self->wait_read_ = false;
-                              if (self->closed_) return;
-                              if (ec == net::error::eof) {
-                                self->eof_ = true;
-                              } else if (ec) {
-                                return self->close();
-                              } else {
-                                self->tls_->received(n);
-                                self->can_read_ = true;
-                              }
-                              self->drive();
-                            });
+                                                        std::size_t n) { self->on_read(ec, n); });
     return;
   }
   std::size_t want = read_size();
   socket_.async_read_some(net::buffer(in_.prepare(want), want),
                           [self = shared_from_this()](const boost::system::error_code& ec,
-                                                      std::size_t n) {
-                            self->wait_read_ = false;
-                            if (self->closed_) return;
-                            if (ec == net::error::eof) {
-                              self->eof_ = true;
-                            } else if (ec) {
-                              self->close();
-                              return;
-                            } else {
-                              self->in_.commit(n);
-                              self->can_read_ = n == self->last_read_size_;
-                            }
-                            self->drive();
-                          });
+                                                      std::size_t n) { self->on_read(ec, n); });
+}
+
+// The read wait_readable() queued has completed: `n` bytes of plaintext in
+// in_, or of ciphertext for the TLS session.
+void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+  wait_read_ = false;
+  if (closed_) return;
+  if (ec == net::error::eof) {
+    eof_ = true;
+  } else if (ec) {
+    return close();
+  } else if (tls_) {
+    tls_->received(n);
+    can_read_ = true;
+  } else {
+    in_.commit(n);
+    can_read_ = n == last_read_size_;
+  }
+  drive();
 }
 
 // 16 KiB holds any ordinary request; a large body is read in larger pieces.

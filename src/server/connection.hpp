@@ -65,6 +65,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   std::size_t read_size();
   bool flush();
   void wait_readable();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
   void wait_writable();
   void set_phase(phase p, clock::time_point now);
 
