@@ -75,8 +75,10 @@ class GracefulStop(unittest.TestCase):
             while time.monotonic() < deadline:
                 try:
                     socket.create_connection((harness.HOST, d.port), timeout=1).close()
-                except (ConnectionRefusedError, ConnectionResetError):
-                    # (Reset: it reached the backlog as the listener closed.)
+                except (ConnectionRefusedError, ConnectionResetError, TimeoutError):
+                    # (Reset: it reached the backlog as the listener closed.
+                    # Timeout: its SYN was dropped, so not accepted either;
+                    # seen once in --isolate mode, not yet explained.)
                     refused.append(time.monotonic() - signalled[0])
                     return
                 time.sleep(0.02)
