@@ -14,7 +14,7 @@ build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
 # python3 is the client the README tries the server with.
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
-          zlib1g-dev libssl-dev libcli11-dev python3)
+          zlib1g-dev libssl-dev libcli11-dev libzmq3-dev cppzmq-dev python3)
 tests=OFF
 sanitize=OFF
 tsan=OFF
@@ -24,7 +24,8 @@ for arg in "$@"; do
     --tests)
       # chromium renders the load generator's HTML report in a test.
       # openssl makes the test certificates of the HTTPS tests.
-      packages+=(libgtest-dev chromium fonts-liberation openssl)
+      # python3-zmq is the ZeroMQ client of the ZeroMQ tests.
+      packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;
