@@ -247,6 +247,34 @@ TEST_P(Zmq, SixtyFourCallsInFlightCompleteOutOfOrder) {
   EXPECT_LT(took, 2.0) << "the sleeps did not overlap";
 }
 
+// Guards the ZMQ_FD pitfall: the descriptor signals edges, and a send can
+// consume the signal of a reply that has arrived. A client that missed one
+// would stall here until the calls time out.
+TEST_P(Zmq, ThousandsOfCallsSixtyFourInFlightNeverStall) {
+  boost::asio::io_context io;
+  zmq_client_options o;
+  o.timeout = std::chrono::seconds(20);
+  zmq_client c(io.get_executor(), url(), o);
+  constexpr int total = 20'000;
+  int started = 0, ok = 0, failed = 0;
+  std::function<void()> start_one = [&] {
+    int n = started++;
+    c.async_call("sample.add", {value(n), value(1)}, [&, n](outcome r) {
+      if (std::holds_alternative<value>(r) && std::get<value>(r) == value(n + 1))
+        ++ok;
+      else
+        ++failed;
+      if (started < total) start_one();
+    });
+  };
+  for (int i = 0; i < 64; ++i) start_one();
+  auto start = steady_clock::now();
+  io.run();
+  EXPECT_EQ(ok, total);
+  EXPECT_EQ(failed, 0);
+  EXPECT_LT(seconds_since(start), 15.0);
+}
+
 TEST_P(Zmq, AsyncTimeoutFailsOnlyThatCall) {
   boost::asio::io_context io;
   zmq_client_options o;

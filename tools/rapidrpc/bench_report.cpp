@@ -555,10 +555,13 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
   row("request size", std::to_string(r.request_bytes) + " bytes", false);
   row("host", host_name() + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs", false);
   h += "</table>\n";
-  h += "<p class=\"note\">Request head:</p>\n<pre><code>" + html_escape(r.request_bytes_sample) + "</code></pre>\n";
-  h += "<p class=\"note\">Made by <code>rapidrpc bench</code>. Latencies are recorded in a log-linear "
-       "histogram (within 0.8 %); a call counts as ok only if its answer is HTTP 200 and an XML-RPC "
-       "result equal to the expected one.</p>\n";
+  const bool zmq = zmq_endpoint::is_zmq_url(o.url);
+  h += std::string("<p class=\"note\">") + (zmq ? "Request frame (the id varies per call):" : "Request head:") +
+       "</p>\n<pre><code>" + html_escape(r.request_bytes_sample) + "</code></pre>\n";
+  h += std::string("<p class=\"note\">Made by <code>rapidrpc bench</code>. Latencies are recorded in a log-linear "
+                   "histogram (within 0.8 %); a call counts as ok only if its answer is ") +
+       (zmq ? "a JSON-RPC reply with its id and a result" : "HTTP 200 and an XML-RPC result") +
+       " equal to the expected one.</p>\n";
   h += "</body>\n</html>\n";
   return h;
 }
