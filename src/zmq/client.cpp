@@ -195,7 +195,7 @@ struct async_state : std::enable_shared_from_this<async_state> {
   };
 
   void start(std::string_view method, const array& params, std::function<void(outcome)> done);
-  void send_or_queue(std::uint64_t id);
+  bool send_or_queue(std::uint64_t id);
   void watch_socket();
   void drain();
   void post_drain();
@@ -236,16 +236,21 @@ void async_state::start(std::string_view method, const array& params, std::funct
   auto due = options.timeout.count() > 0 ? clock::now() + options.timeout : clock::time_point::max();
   pending.emplace_hint(pending.end(), id, pending_call{due, std::move(done)});
   if (!timer_armed && due != clock::time_point::max()) arm_deadline();
-  send_or_queue(id);
+  if (!send_or_queue(id)) {
+    if (!draining) after_completions();  // nothing in flight: nothing to wait for
+    return;
+  }
   watch_socket();
   // The send may have taken the descriptor's signal for replies already
   // waiting: look, and read them from the executor if there are any.
   if (!draining && !drain_posted && (socket_events(handles.socket) & ZMQ_POLLIN)) post_drain();
 }
 
-void async_state::send_or_queue(std::uint64_t id) {
+// False if the send failed for good: the call then completes (posted) with
+// reason::io.
+bool async_state::send_or_queue(std::uint64_t id) {
   if (unsent.empty()) {
-    if (zmq_send(handles.socket, frame.data(), frame.size(), ZMQ_DONTWAIT) >= 0) return;
+    if (zmq_send(handles.socket, frame.data(), frame.size(), ZMQ_DONTWAIT) >= 0) return true;
     if (zmq_errno() != EAGAIN) {
       transport_error e(why::io, zmq_message("send to " + address));
       auto it = pending.find(id);
@@ -254,10 +259,11 @@ void async_state::send_or_queue(std::uint64_t id) {
       net::post(executor, [fn = std::move(fn), e = std::move(e)]() mutable {
         fn(to_outcome(call_result(std::move(e))));
       });
-      return;
+      return false;
     }
   }
   unsent.emplace_back(id, frame);
+  return true;
 }
 
 void async_state::watch_socket() {
@@ -348,10 +354,15 @@ void async_state::arm_deadline() {
 void async_state::on_deadline() {
   auto now = clock::now();
   auto ms = std::to_string(options.timeout.count());
-  while (!pending.empty() && pending.begin()->second.due <= now) {
-    complete(pending.begin(),
-             transport_error(why::timeout, "no reply from " + address + " within " + ms + " ms"));
-    if (closed) return;
+  try {
+    while (!pending.empty() && pending.begin()->second.due <= now) {
+      complete(pending.begin(),
+               transport_error(why::timeout, "no reply from " + address + " within " + ms + " ms"));
+      if (closed) return;
+    }
+  } catch (...) {
+    after_completions();  // the timer again, for the calls left
+    throw;
   }
   after_completions();
 }
