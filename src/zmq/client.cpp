@@ -37,8 +37,8 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <zmq.h>
@@ -95,8 +95,9 @@ struct reply {
 reply read_reply(std::string_view frame) {
   auto parsed = jsonrpc::parse_response(frame);
   if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed)) {
-    return {parse_id(bad->id),
-            transport_error(why::bad_response, "the reply is not a JSON-RPC response: " + bad->detail)};
+    return {
+        parse_id(bad->id),
+        transport_error(why::bad_response, "the reply is not a JSON-RPC response: " + bad->detail)};
   }
   auto& r = std::get<jsonrpc::response>(parsed);
   if (auto* f = std::get_if<fault>(&r.outcome)) return {parse_id(r.id), std::move(*f)};
@@ -119,10 +120,11 @@ struct zmq_handles {
     }
     int linger = 0;
     zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
-    std::int64_t max_size = options.max_response_bytes >
-                                    static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
-                                ? -1
-                                : static_cast<std::int64_t>(options.max_response_bytes);
+    std::int64_t max_size =
+        options.max_response_bytes >
+                static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max())
+            ? -1
+            : static_cast<std::int64_t>(options.max_response_bytes);
     zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size);
     if (target.address.find("://[") != std::string::npos) {
       int on = 1;
@@ -180,7 +182,11 @@ namespace {
 
 struct async_state : std::enable_shared_from_this<async_state> {
   async_state(net::any_io_executor ex, const zmq_endpoint& target, const zmq_client_options& o)
-      : executor(std::move(ex)), handles(target, o), watch(executor), deadlines(executor), options(o),
+      : executor(std::move(ex)),
+        handles(target, o),
+        watch(executor),
+        deadlines(executor),
+        options(o),
         address(target.address) {
     int fd = -1;
     std::size_t len = sizeof fd;
@@ -212,13 +218,13 @@ struct async_state : std::enable_shared_from_this<async_state> {
   net::steady_timer deadlines;
   zmq_client_options options;
   std::string address;
-  std::map<std::uint64_t, pending_call> pending;  // by id, hence by deadline
+  std::map<std::uint64_t, pending_call> pending;             // by id, hence by deadline
   std::deque<std::pair<std::uint64_t, std::string>> unsent;  // past the high-water mark
-  std::string frame;  // the request being written, reused
+  std::string frame;                                         // the request being written, reused
   message in;
   std::uint64_t next_id = 1;
-  bool waiting = false;    // a wait on `watch` is pending
-  unsigned wait_gen = 0;   // bumped to disown a cancelled wait
+  bool waiting = false;   // a wait on `watch` is pending
+  unsigned wait_gen = 0;  // bumped to disown a cancelled wait
   bool timer_armed = false;
   unsigned timer_gen = 0;
   bool draining = false;
@@ -226,14 +232,16 @@ struct async_state : std::enable_shared_from_this<async_state> {
   bool closed = false;
 };
 
-void async_state::start(std::string_view method, const array& params, std::function<void(outcome)> done) {
+void async_state::start(std::string_view method, const array& params,
+                        std::function<void(outcome)> done) {
   std::uint64_t id = next_id;
   char idbuf[24];
   auto idlen = static_cast<std::size_t>(std::to_chars(idbuf, idbuf + sizeof idbuf, id).ptr - idbuf);
   frame.clear();
   jsonrpc::write_request(frame, method, params, std::string_view(idbuf, idlen));  // may throw
   ++next_id;
-  auto due = options.timeout.count() > 0 ? clock::now() + options.timeout : clock::time_point::max();
+  auto due =
+      options.timeout.count() > 0 ? clock::now() + options.timeout : clock::time_point::max();
   pending.emplace_hint(pending.end(), id, pending_call{due, std::move(done)});
   if (!timer_armed && due != clock::time_point::max()) arm_deadline();
   if (!send_or_queue(id)) {
@@ -269,14 +277,15 @@ bool async_state::send_or_queue(std::uint64_t id) {
 void async_state::watch_socket() {
   if (waiting || closed) return;
   waiting = true;
-  watch.async_wait(net::posix::stream_descriptor::wait_read,
-                   [self = shared_from_this(), gen = wait_gen](const boost::system::error_code& ec) {
-                     if (gen != self->wait_gen) return;  // cancelled, and perhaps re-armed since
-                     self->waiting = false;
-                     if (ec || self->closed) return;
-                     if (!self->pending.empty()) self->watch_socket();  // first: a completion may throw
-                     self->drain();
-                   });
+  watch.async_wait(
+      net::posix::stream_descriptor::wait_read,
+      [self = shared_from_this(), gen = wait_gen](const boost::system::error_code& ec) {
+        if (gen != self->wait_gen) return;  // cancelled, and perhaps re-armed since
+        self->waiting = false;
+        if (ec || self->closed) return;
+        if (!self->pending.empty()) self->watch_socket();  // first: a completion may throw
+        self->drain();
+      });
 }
 
 void async_state::post_drain() {
@@ -343,12 +352,13 @@ void async_state::complete(std::map<std::uint64_t, pending_call>::iterator it, c
 void async_state::arm_deadline() {
   timer_armed = true;
   deadlines.expires_at(pending.begin()->second.due);
-  deadlines.async_wait([self = shared_from_this(), gen = timer_gen](const boost::system::error_code& ec) {
-    if (gen != self->timer_gen) return;
-    self->timer_armed = false;
-    if (ec || self->closed) return;
-    self->on_deadline();
-  });
+  deadlines.async_wait(
+      [self = shared_from_this(), gen = timer_gen](const boost::system::error_code& ec) {
+        if (gen != self->timer_gen) return;
+        self->timer_armed = false;
+        if (ec || self->closed) return;
+        self->on_deadline();
+      });
 }
 
 void async_state::on_deadline() {
@@ -431,7 +441,8 @@ zmq_endpoint zmq_endpoint::parse(std::string_view text) {
       throw std::invalid_argument("an IPv6 host goes in brackets: tcp://[::1]:5555");
     unsigned n = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
-    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || n == 0 || n > 65535)
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || n == 0 ||
+        n > 65535)
       throw std::invalid_argument("bad port in '" + std::string(text) + "' (1 to 65535)");
     out.scheme = "tcp";
   } else {
@@ -459,8 +470,8 @@ struct zmq_client::impl {
 
   zmq_endpoint target;
   zmq_client_options options;
-  std::optional<zmq_handles> sync;        // a synchronous client
-  std::shared_ptr<async_state> async;     // a client on an executor
+  std::optional<zmq_handles> sync;     // a synchronous client
+  std::shared_ptr<async_state> async;  // a client on an executor
   std::uint64_t next_id = 1;
   std::string frame;
   message in;
@@ -503,7 +514,8 @@ call_result zmq_client::impl::run(std::string_view method, const array& params) 
   for (;;) {
     if (zmq_send(sync->socket, frame.data(), frame.size(), ZMQ_DONTWAIT) >= 0) break;
     if (zmq_errno() == EINTR) continue;
-    if (zmq_errno() != EAGAIN) return transport_error(why::io, zmq_message("send to " + target.address));
+    if (zmq_errno() != EAGAIN)
+      return transport_error(why::io, zmq_message("send to " + target.address));
     auto ready = wait_for(ZMQ_POLLOUT);
     if (!ready) return transport_error(why::io, zmq_message("zmq_poll"));
     if (!*ready) return timed_out();
@@ -525,7 +537,8 @@ zmq_client::zmq_client(std::string_view url, zmq_client_options options)
   impl_->sync.emplace(impl_->target, impl_->options);
 }
 
-zmq_client::zmq_client(net::any_io_executor executor, std::string_view url, zmq_client_options options)
+zmq_client::zmq_client(net::any_io_executor executor, std::string_view url,
+                       zmq_client_options options)
     : impl_(std::make_unique<impl>(url, options)) {
   impl_->async = std::make_shared<async_state>(std::move(executor), impl_->target, impl_->options);
 }

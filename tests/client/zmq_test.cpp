@@ -59,8 +59,15 @@ class zmq_daemon {
     char tmpl[] = "/tmp/rapidrpc-zmq-test-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
-    std::vector<std::string> argv{RAPIDRPCD_PATH,     "--host", "127.0.0.1", "--port", "0", "--zmq",
-                                  "tcp://127.0.0.1:*", "--zmq",  "ipc://" + dir_ + "/rpc.sock"};
+    std::vector<std::string> argv{RAPIDRPCD_PATH,
+                                  "--host",
+                                  "127.0.0.1",
+                                  "--port",
+                                  "0",
+                                  "--zmq",
+                                  "tcp://127.0.0.1:*",
+                                  "--zmq",
+                                  "ipc://" + dir_ + "/rpc.sock"};
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
     std::vector<char*> args;
@@ -82,7 +89,8 @@ class zmq_daemon {
     std::string text;
     auto deadline = steady_clock::now() + std::chrono::seconds(15);
     while (tcp_.empty() || ipc_.empty()) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
       if (left.count() <= 0) break;
       pollfd p{out_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -127,8 +135,9 @@ TEST(ZmqEndpoint, AcceptsTcpAndIpc) {
 }
 
 TEST(ZmqEndpoint, RejectsWhatZeroMqCouldNotConnectTo) {
-  for (const char* bad : {"http://127.0.0.1:80", "tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:65536",
-                          "tcp://127.0.0.1:*", "tcp://:5555", "tcp://::1:5555", "ipc://", "tcp://a b:1"})
+  for (const char* bad :
+       {"http://127.0.0.1:80", "tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:65536",
+        "tcp://127.0.0.1:*", "tcp://:5555", "tcp://::1:5555", "ipc://", "tcp://a b:1"})
     EXPECT_THROW(zmq_endpoint::parse(bad), std::invalid_argument) << bad;
   EXPECT_THROW(zmq_client("http://127.0.0.1:1/RPC2"), std::invalid_argument);
 }
@@ -140,7 +149,9 @@ class Zmq : public ::testing::TestWithParam<const char*> {
   std::string url() const {
     return std::string(GetParam()) == "tcp" ? zmq_daemon::get().tcp() : zmq_daemon::get().ipc();
   }
-  void echo(zmq_client& c, const value& v) { EXPECT_EQ(c.call("echo", {v}), v) << to_debug_string(v); }
+  void echo(zmq_client& c, const value& v) {
+    EXPECT_EQ(c.call("echo", {v}), v) << to_debug_string(v);
+  }
 };
 
 TEST_P(Zmq, EveryValueTypeRoundTrips) {
@@ -150,7 +161,8 @@ TEST_P(Zmq, EveryValueTypeRoundTrips) {
   echo(c, value(true));
   echo(c, value(false));
   for (double v : {0.5, -1e300, 5e-324, DBL_MAX, 1.0 / 3}) echo(c, value(v));
-  for (const char* s : {"", "plain", "tab\there \"quoted\" \\ </value>", "\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80"})
+  for (const char* s :
+       {"", "plain", "tab\there \"quoted\" \\ </value>", "\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80"})
     echo(c, value(s));
   echo(c, value(nil));
   echo(c, value(bytes{std::string("\x00\x01\xff binary", 10)}));
@@ -160,7 +172,8 @@ TEST_P(Zmq, EveryValueTypeRoundTrips) {
   structure s;
   s.emplace("list", value(array{value(1), value("two"), value(nil), value(array{value(2.5)})}));
   s.emplace("when", value(date_time{1999, 12, 31, 23, 59, 59}));
-  s.emplace("nested", value(structure{{"deep", value(structure{{"x", value(std::int64_t{1} << 33)}})}}));
+  s.emplace("nested",
+            value(structure{{"deep", value(structure{{"x", value(std::int64_t{1} << 33)}})}}));
   echo(c, value(s));
   echo(c, value(std::string(200'000, 'z')));
 }
@@ -305,7 +318,10 @@ TEST_P(Zmq, CompletionsMayStartTheNextCall) {
   EXPECT_EQ(done, 200);
   // The io_context can be run again for more calls.
   io.restart();
-  c.async_call("echo", {value("again")}, [&](outcome o) { EXPECT_EQ(std::get<value>(o), value("again")); ++done; });
+  c.async_call("echo", {value("again")}, [&](outcome o) {
+    EXPECT_EQ(std::get<value>(o), value("again"));
+    ++done;
+  });
   io.run();
   EXPECT_EQ(done, 201);
 }
@@ -333,7 +349,8 @@ INSTANTIATE_TEST_SUITE_P(Endpoints, Zmq, ::testing::Values("tcp", "ipc"),
 TEST(ZmqNoServer, SynchronousCallTimesOut) {
   zmq_client_options o;
   o.timeout = std::chrono::milliseconds(500);
-  for (const std::string& url : {nobody_there(), std::string("ipc:///tmp/rapidrpc-no-such-endpoint.sock")}) {
+  for (const std::string& url :
+       {nobody_there(), std::string("ipc:///tmp/rapidrpc-no-such-endpoint.sock")}) {
     zmq_client c(url, o);
     auto start = steady_clock::now();
     try {
@@ -355,7 +372,8 @@ TEST(ZmqNoServer, AsynchronousCallsTimeOut) {
   int timed_out = 0;
   for (int i = 0; i < 10; ++i)
     c.async_call("echo", {value(i)}, [&](outcome r) {
-      if (std::holds_alternative<fault>(r) && std::get<fault>(r).code() == fault_code::transport_error)
+      if (std::holds_alternative<fault>(r) &&
+          std::get<fault>(r).code() == fault_code::transport_error)
         ++timed_out;
     });
   auto start = steady_clock::now();

@@ -5,6 +5,7 @@
 
 #include <zmq.h>
 
+#include <sys/resource.h>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -12,7 +13,6 @@
 #include <ctime>
 #include <memory>
 #include <thread>
-#include <sys/resource.h>
 
 namespace rapidrpc::cli {
 
@@ -78,7 +78,8 @@ struct dealer {
 
 class worker {
  public:
-  worker(const plan& p, std::size_t sockets, std::uint64_t quota, double rate, clock::duration phase)
+  worker(const plan& p, std::size_t sockets, std::uint64_t quota, double rate,
+         clock::duration phase)
       : plan_(p), quota_(quota), rate_(rate), phase_(phase) {
     const std::size_t n = p.opts.in_flight;
     int hwm = static_cast<int>(std::max<std::size_t>(1000, 2 * n));
@@ -107,7 +108,8 @@ class worker {
     const std::size_t n = p.opts.in_flight;
     for (auto& d : dealers_) {
       d.socket = zmq_socket(p.context, ZMQ_DEALER);
-      if (!d.socket) throw bench_error(std::string("cannot open a ZeroMQ socket: ") + zmq_strerror(zmq_errno()));
+      if (!d.socket)
+        throw bench_error(std::string("cannot open a ZeroMQ socket: ") + zmq_strerror(zmq_errno()));
       zmq_setsockopt(d.socket, ZMQ_LINGER, &linger, sizeof linger);
       zmq_setsockopt(d.socket, ZMQ_SNDHWM, &hwm, sizeof hwm);
       zmq_setsockopt(d.socket, ZMQ_RCVHWM, &hwm, sizeof hwm);
@@ -134,7 +136,8 @@ class worker {
     auto now = clock::now();
     next_sweep_ = now + sweep_interval;
     if (rate_ > 0) {
-      interval_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
+      interval_ =
+          std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
       next_due_ = plan_.start + phase_;
       for (std::size_t d = 0; d < dealers_.size(); ++d)
         for (std::size_t k = 0; k < dealers_[d].slots.size(); ++k) idle_.emplace_back(d, k);
@@ -158,7 +161,8 @@ class worker {
       auto until = std::min(next_sweep_, plan_.deadline);
       if (rate_ > 0 && !issuing_done_) until = std::min(until, next_due_);
       auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
-      zmq_poll(items_.data(), static_cast<int>(items_.size()), std::max<long>(0, static_cast<long>(ms)));
+      zmq_poll(items_.data(), static_cast<int>(items_.size()),
+               std::max<long>(0, static_cast<long>(ms)));
     }
   }
 
@@ -233,7 +237,8 @@ class worker {
     bool got = false;
     while (zmq_msg_recv(&in_, dealers_[d].socket, ZMQ_DONTWAIT) >= 0) {
       got = true;
-      on_reply(d, std::string_view(static_cast<const char*>(zmq_msg_data(&in_)), zmq_msg_size(&in_)),
+      on_reply(d,
+               std::string_view(static_cast<const char*>(zmq_msg_data(&in_)), zmq_msg_size(&in_)),
                clock::now());
     }
     return got;
@@ -304,7 +309,8 @@ class worker {
 
   void finish_ok(std::size_t d, std::size_t k, clock::time_point now) {
     auto started = dealers_[d].slots[k].started;
-    auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
+    auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
     latency.record(ns);
     ++ok;
     auto& s = slot_at(now);
@@ -322,7 +328,8 @@ class worker {
   }
 
   time_slot& slot_at(clock::time_point now) {
-    auto idx = static_cast<std::size_t>(std::max<clock::rep>(0, (now - plan_.start) / plan_.slot_width));
+    auto idx =
+        static_cast<std::size_t>(std::max<clock::rep>(0, (now - plan_.start) / plan_.slot_width));
     if (idx >= timeline.size()) timeline.resize(idx + 1);
     return timeline[idx];
   }
@@ -415,7 +422,9 @@ struct context_guard {
 
 }  // namespace
 
-bool is_zmq_bench(const bench_options& options) noexcept { return zmq_endpoint::is_zmq_url(options.url); }
+bool is_zmq_bench(const bench_options& options) noexcept {
+  return zmq_endpoint::is_zmq_url(options.url);
+}
 
 bench_result run_zmq_bench(const bench_options& options) {
   bench_result result;
@@ -459,9 +468,10 @@ bench_result run_zmq_bench(const bench_options& options) {
       zmq_client warm(o.url, copts);
       outcome r = warm.try_call(o.method, o.params);
       if (auto* f = std::get_if<fault>(&r)) {
-        if (f->code() == fault_code::transport_error) throw bench_error("the warm-up call failed: " + f->message());
-        throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " + f->message() +
-                          " (a benchmark needs a call that succeeds)");
+        if (f->code() == fault_code::transport_error)
+          throw bench_error("the warm-up call failed: " + f->message());
+        throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " +
+                          f->message() + " (a benchmark needs a call that succeeds)");
       }
       p.expected = std::get<value>(std::move(r));
     } catch (const std::runtime_error& e) {
@@ -471,28 +481,34 @@ bench_result run_zmq_bench(const bench_options& options) {
   }
   result.expected = p.expected;
 
-  unsigned threads = std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
+  unsigned threads =
+      std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
   p.context = zmq_ctx_new();
   if (!p.context) throw bench_error(std::string("zmq_ctx_new: ") + zmq_strerror(zmq_errno()));
   context_guard guard{p.context};
   zmq_ctx_set(p.context, ZMQ_IO_THREADS, static_cast<int>(threads));
-  zmq_ctx_set(p.context, ZMQ_MAX_SOCKETS, static_cast<int>(std::min<std::size_t>(o.connections + 64, 1 << 20)));
+  zmq_ctx_set(p.context, ZMQ_MAX_SOCKETS,
+              static_cast<int>(std::min<std::size_t>(o.connections + 64, 1 << 20)));
 
   result.started_at = utc_now();
   p.start = clock::now();
   if (o.requests == 0)
-    p.deadline = p.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration));
+    p.deadline = p.start + std::chrono::duration_cast<clock::duration>(
+                               std::chrono::duration<double>(o.duration));
   std::vector<std::unique_ptr<worker>> workers;
   for (unsigned t = 0; t < threads; ++t) {
     std::size_t sockets = o.connections / threads + (t < o.connections % threads ? 1 : 0);
     std::uint64_t quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
     double rate = o.rate > 0 ? o.rate / threads : 0;
-    auto phase = o.rate > 0 ? std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(t / o.rate))
-                            : clock::duration{};
+    auto phase =
+        o.rate > 0
+            ? std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(t / o.rate))
+            : clock::duration{};
     workers.push_back(std::make_unique<worker>(p, sockets, quota, rate, phase));
   }
   std::vector<std::thread> running;
-  for (std::size_t t = 1; t < workers.size(); ++t) running.emplace_back([w = workers[t].get()] { w->run(); });
+  for (std::size_t t = 1; t < workers.size(); ++t)
+    running.emplace_back([w = workers[t].get()] { w->run(); });
   workers[0]->run();
   for (auto& th : running) th.join();
 
