@@ -62,7 +62,7 @@ struct zmq_client_options {
   std::chrono::milliseconds timeout{60'000};
   /// Largest reply frame accepted (ZMQ_MAXMSGSIZE): ZeroMQ drops the
   /// connection on a larger one (and reconnects), so the call times out.
-  std::size_t max_response_bytes = 64 * 1024 * 1024;
+  std::size_t max_response_bytes = std::size_t{64} * 1024 * 1024;
 };
 
 /// A JSON-RPC 2.0 client for one ZeroMQ endpoint.
