@@ -8,10 +8,14 @@
 // no call in flight (a call that timed out, say) is dropped.
 //
 // Connecting: ZeroMQ connects in the background and reconnects by itself
-// after a lost connection (a server that drops it, e.g. for a request past
-// its body limit). Requests sent before the connection is up wait in the
-// socket's queue, so "no server" shows as a call that times out: the
-// timeout covers connecting too, and there is no separate connect error.
+// after a lost connection. Requests sent before the connection is up wait in
+// the socket's queue, so "no server" shows as a call that times out: the
+// timeout covers connecting too, and there is no separate connect error. A
+// server drops the connection of a request past its body limit (rapidrpcd:
+// --max-body-bytes) without a reply: that call times out, and the calls
+// after it go over the new connection. A call whose request had already
+// gone out on a connection that is lost gets no reply and times out too;
+// nothing is resent.
 //
 // Each client has a ZeroMQ context of its own (one I/O thread) and one
 // DEALER socket; closing the client closes the socket with ZMQ_LINGER 0, so

@@ -258,6 +258,22 @@ TEST_P(Zmq, SixtyFourCallsInFlightCompleteOutOfOrder) {
   EXPECT_LT(took, 2.0) << "the sleeps did not overlap";
 }
 
+// The server drops the connection of a message past its body limit (16 MiB
+// by default) without a reply; the DEALER reconnects by itself.
+TEST_P(Zmq, ARequestPastTheBodyLimitTimesOutAndTheSocketRecovers) {
+  zmq_client_options o;
+  o.timeout = std::chrono::seconds(2);
+  zmq_client c(url(), o);
+  EXPECT_EQ(c.call("echo", {value("before")}), value("before"));
+  try {
+    c.call("echo", {value(std::string(std::size_t{17} << 20, 'x'))});
+    FAIL() << "a 17 MiB request was answered";
+  } catch (const transport_error& e) {
+    EXPECT_EQ(e.why(), why::timeout) << e.what();
+  }
+  EXPECT_EQ(c.call("echo", {value("after")}), value("after"));
+}
+
 // Guards the ZMQ_FD pitfall: the descriptor signals edges, and a send can
 // consume the signal of a reply that has arrived. A client that missed one
 // would stall here until the calls time out.
