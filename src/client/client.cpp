@@ -729,15 +729,7 @@ Impl& checked(const std::unique_ptr<Impl>& p) {
 }  // namespace
 
 value client::call(std::string_view method, const array& params) {
-  call_result r = checked(impl_).run(method, params);
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      throw std::get<fault>(std::move(r));
-    default:
-      throw std::get<transport_error>(std::move(r));
-  }
+  return client_detail::result_or_throw(checked(impl_).run(method, params));
 }
 
 outcome client::try_call(std::string_view method, const array& params) {

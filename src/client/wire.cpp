@@ -60,6 +60,17 @@ outcome to_outcome(call_result&& r) {
   }
 }
 
+value result_or_throw(call_result&& r) {
+  switch (r.index()) {
+    case 0:
+      return std::get<value>(std::move(r));
+    case 1:
+      throw std::get<fault>(std::move(r));
+    default:
+      throw std::get<transport_error>(std::move(r));
+  }
+}
+
 std::string host_header(const url& target) {
   std::string out;
   bool ipv6 = target.host.find(':') != std::string::npos;

@@ -22,6 +22,10 @@ using call_result = std::variant<value, fault, transport_error>;
 /// fault_code::transport_error with its message.
 outcome to_outcome(call_result&& r);
 
+/// The result, or throws the fault or the transport_error (the throwing
+/// form of call()).
+value result_or_throw(call_result&& r);
+
 /// The request head of one client. The fixed part (request line, Host,
 /// User-Agent, Content-Type, Accept-Encoding, Authorization, the caller's
 /// extra headers) is built once; each call adds only its body's framing.

@@ -37,6 +37,8 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
+#include "client/wire.hpp"
+
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -61,18 +63,8 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 using why = transport_error::reason;
-using call_result = std::variant<value, fault, transport_error>;
-
-outcome to_outcome(call_result&& r) {
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      return std::get<fault>(std::move(r));
-    default:
-      return fault(fault_code::transport_error, std::get<transport_error>(r).what());
-  }
-}
+using client_detail::call_result;
+using client_detail::to_outcome;
 
 std::string zmq_message(std::string_view what) {
   return std::string(what) + ": " + zmq_strerror(zmq_errno());
@@ -563,15 +555,7 @@ Impl& checked(const std::unique_ptr<Impl>& p) {
 }  // namespace
 
 value zmq_client::call(std::string_view method, const array& params) {
-  call_result r = checked(impl_).run(method, params);
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      throw std::get<fault>(std::move(r));
-    default:
-      throw std::get<transport_error>(std::move(r));
-  }
+  return client_detail::result_or_throw(checked(impl_).run(method, params));
 }
 
 outcome zmq_client::try_call(std::string_view method, const array& params) {
