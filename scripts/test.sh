@@ -4,7 +4,7 @@
 #     --sanitize  in build-sanitize/, with AddressSanitizer and UBSan
 #     --tsan      in build-tsan/, with ThreadSanitizer: the concurrency tests
 #                 only (the registry's unit tests, the client's async tests,
-#                 integration test_concurrency and test_shutdown)
+#                 integration test_concurrency, test_shutdown and test_zmq)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 setup=(--tests)
@@ -24,7 +24,7 @@ if [[ "${1:-}" == "--tsan" ]]; then
   # stopped by the harness must exit 0). Nothing is suppressed; Asio's
   # fences are left out of this build (CMakeLists.txt says why).
   export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
-  select=(-R '^(registry_test\.|client_test\.ClientAsync|integration\.test_(concurrency|shutdown)$)')
+  select=(-R '^(registry_test\.|client_test\.ClientAsync|integration\.test_(concurrency|shutdown|zmq)$)')
 fi
 "$root/scripts/setup.sh" "${setup[@]}"
 ctest --test-dir "${RAPIDRPC_BUILD_DIR:-$root/build}" --output-on-failure -j2 "${select[@]}" "$@"

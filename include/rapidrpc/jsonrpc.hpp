@@ -67,9 +67,9 @@ struct message {
 };
 
 /// Parses a request text. An error_reply for the whole text: -32700 if it
-/// is not JSON (or not UTF-8, or nests too deep), -32600 for an empty batch,
-/// a batch past limits.max_batch, or a text that is neither an object nor
-/// an array. Entries that are not valid requests become error_replies.
+/// is not JSON (or not UTF-8), -32600 for an empty batch, a batch past
+/// limits.max_batch, nesting or values past the limits, or a text that is
+/// neither an object nor an array. Entries that are not valid requests become error_replies.
 std::variant<message, error_reply> parse_request(std::string_view text, const limits& lim = {});
 
 /// A parsed response (the client side).

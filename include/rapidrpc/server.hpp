@@ -102,6 +102,15 @@ struct server_options {
   /// HTTPS when set (see tls_options); the request timeout also bounds the
   /// TLS handshake.
   tls_options tls;
+  /// ZeroMQ endpoints to serve JSON-RPC 2.0 on, besides HTTP (docs/zmq.md):
+  /// "tcp://127.0.0.1:5555", "tcp://127.0.0.1:*" (a free port; see
+  /// zmq_endpoints()), "ipc:///run/app.sock". One ROUTER socket bound to
+  /// all of them, on a thread of its own; same registry, same limits (a
+  /// message past max_body_bytes drops its sender's connection). Modes
+  /// async-pool and async only; not with `users` (ZeroMQ carries no
+  /// credentials). start() throws std::invalid_argument for those, and
+  /// std::runtime_error for an address that cannot be bound.
+  std::vector<std::string> zmq;
 
   // ---- access control and logging (docs/access.md) ----
 
@@ -114,7 +123,9 @@ struct server_options {
   users_table users;
   /// Peers allowed to connect; when not empty, a request from any other
   /// address gets 403 and the connection is closed. IPv4-mapped IPv6 peers
-  /// count as their IPv4 address.
+  /// count as their IPv4 address. Over ZeroMQ tcp:// a message from another
+  /// address gets error -32002 (ipc:// peers are local: the socket file's
+  /// permissions decide).
   std::vector<ip_network> allow;
   /// Asked before every call, each system.multicall entry too (see
   /// rapidrpc::authorizer; the peer carries the authenticated user). Empty:
@@ -154,6 +165,10 @@ class server {
 
   /// The addresses listened on, as "host:port" strings (after start()).
   std::vector<std::string> endpoints() const;
+
+  /// The ZeroMQ addresses bound, as libzmq reports them
+  /// ("tcp://127.0.0.1:40123"; after start()).
+  std::vector<std::string> zmq_endpoints() const;
 
   /// Graceful stop: stops accepting, closes idle connections, lets calls in
   /// flight finish and their replies be written, then ends the threads. After

@@ -8,6 +8,7 @@
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 #include "worker/worker_pool.hpp"
+#include "zmq/endpoint.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -211,7 +212,9 @@ struct server::impl {
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
   std::unique_ptr<pool_runner> runner;                     // watchdog or worker processes
+  std::unique_ptr<detail::zmq_endpoint> zmq;               // after runner and pool: they post to it
   std::vector<tcp::endpoint> bound;
+  std::vector<std::string> zmq_bound;
   std::mutex mutex;
   bool started = false;
   bool stopping = false;
@@ -220,12 +223,14 @@ struct server::impl {
   void join_all() {
     if (supervisor) supervisor->join();
     for (auto& l : loops) l->join();
+    if (zmq) zmq->join();
     if (pool) {
       pool->stop();
       pool->join();
     }
     runner.reset();  // before the loops: its completions post to their io_contexts
     loops.clear();   // destroys connections whose last handlers were never run
+    zmq.reset();
     pool.reset();
     supervisor.reset();
   }
@@ -329,9 +334,18 @@ void server::start() {
     s.shared.log = s.log.get();
   }
 
+  const auto mode = s.options.mode;
+  if (!s.options.zmq.empty()) {
+    if (mode != serving_mode::async_pool && mode != serving_mode::async)
+      throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
+                                  std::string(mode_name(mode)));
+    if (!s.options.users.empty())
+      throw std::invalid_argument("ZeroMQ endpoints carry no credentials: they cannot be combined with "
+                                  "password authentication");
+  }
+
   // The mode decides who accepts and where methods run (docs/design.md).
   unsigned threads = or_cores(s.options.threads);
-  const auto mode = s.options.mode;
   const bool process_mode = mode == serving_mode::fork || mode == serving_mode::prefork;
   if (mode != serving_mode::async_pool) {
     threads = 1;
@@ -391,8 +405,33 @@ void server::start() {
     throw std::system_error(first_error ? first_error : std::make_error_code(std::errc::address_not_available),
                             "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
+  if (!s.options.zmq.empty()) {
+    detail::zmq_endpoint::settings z;
+    z.methods = &s.methods;
+    z.limits = s.shared.json_limits;
+    z.max_message_bytes = s.options.limits.max_body_bytes;
+    if (s.pool) z.pool = s.pool->get_executor();
+    z.runner = s.shared.runner;
+    z.access = s.access.get();
+    z.log = s.log.get();
+    try {
+      s.zmq = std::make_unique<detail::zmq_endpoint>(std::move(z));
+      for (const auto& address : s.options.zmq) s.zmq_bound.push_back(s.zmq->bind(address));
+    } catch (...) {
+      s.zmq.reset();
+      s.zmq_bound.clear();
+      s.loops.clear();
+      s.pool.reset();
+      s.runner.reset();
+      s.shared.log = nullptr;
+      s.log.reset();
+      s.bound.clear();
+      throw;
+    }
+  }
   if (s.supervisor) s.supervisor->start();
   for (auto& l : s.loops) l->start();
+  if (s.zmq) s.zmq->start();
   s.started = true;
 }
 
@@ -411,6 +450,8 @@ std::uint16_t server::port() const {
   return impl_->bound.empty() ? 0 : impl_->bound.front().port();
 }
 
+std::vector<std::string> server::zmq_endpoints() const { return impl_->zmq_bound; }
+
 std::vector<std::string> server::endpoints() const {
   std::vector<std::string> out;
   for (const auto& ep : impl_->bound) {
@@ -427,6 +468,7 @@ void server::stop(std::chrono::milliseconds drain) {
   impl_->stopping = true;
   if (impl_->supervisor) impl_->supervisor->stop(drain);
   for (auto& l : impl_->loops) l->stop(drain);
+  if (impl_->zmq) impl_->zmq->stop(drain);
 }
 
 void server::wait() {
@@ -435,6 +477,7 @@ void server::wait() {
   lock.unlock();
   if (impl_->supervisor) impl_->supervisor->join();
   for (auto& l : impl_->loops) l->join();
+  if (impl_->zmq) impl_->zmq->join();
   lock.lock();
   if (!impl_->joined) {
     impl_->joined = true;

@@ -56,6 +56,7 @@ CALL_TIMEOUT = 60.0  # generous per-call timeout for a noisy 2-core VM
 RAW_TIMEOUT = 15.0  # per-operation timeout on raw sockets
 
 _LISTENING_RE = re.compile(rb"listening on \S+:(\d+)")
+_ZMQ_RE = re.compile(rb"JSON-RPC over ZeroMQ at (\S+)")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -251,6 +252,7 @@ class Daemon:
         self.args = [daemon_path(), *args]
         self.proc = None
         self.port = None
+        self.zmq_endpoints = []  # printed before the listening line
         self._stderr = tempfile.TemporaryFile()
         self._stdout_lines = []
         self._stdout_thread = None
@@ -289,6 +291,9 @@ class Daemon:
         for line in iter(self.proc.stdout.readline, b""):
             self._stdout_lines.append(line)
             if self.port is None:
+                z = _ZMQ_RE.search(line)
+                if z:
+                    self.zmq_endpoints.append(z.group(1).decode())
                 m = _LISTENING_RE.search(line)
                 if m:
                     self.port = int(m.group(1))

@@ -111,7 +111,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--jsonrpc-path", options.jsonrpc_paths, "A request path that serves JSON-RPC only (repeatable)")
       ->capture_default_str();
-  app.add_flag("--no-jsonrpc", no_jsonrpc, "Serve XML-RPC only");
+  app.add_flag("--no-jsonrpc", no_jsonrpc, "Serve XML-RPC only (over HTTP)");
+  app.add_option("--zmq", options.zmq,
+                 "Also serve JSON-RPC over ZeroMQ on this address (repeatable): tcp://127.0.0.1:5555, "
+                 "tcp://127.0.0.1:* (a free port), ipc:///path (see docs/zmq.md)");
   app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
                  "Compress responses this large when the client accepts gzip (0: never)")
       ->capture_default_str();
@@ -270,6 +273,7 @@ int main(int argc, char** argv) {
     default:
       shape = "one thread";
   }
+  for (const auto& z : server.zmq_endpoints()) std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
   std::printf("rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
               RAPIDRPC_VERSION, join(server.endpoints()).c_str(),
               options.tls.enabled() ? "https" : "http", mode.c_str(), shape.c_str(),

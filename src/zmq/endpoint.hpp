@@ -1,0 +1,108 @@
+// Private: the server's ZeroMQ endpoint. One ROUTER socket, bound to every
+// address given, serving JSON-RPC 2.0 on the server's registry: each request
+// is one frame, each reply one frame routed back to its sender (docs/zmq.md).
+//
+// Threads: the socket is owned by the endpoint's own thread, which runs an
+// io_context: it waits for the socket's notification descriptor (ZMQ_FD) in
+// that io_context, reads and parses requests, runs inline methods, and sends
+// every reply. Pool methods run on the server's worker pool (or worker
+// processes); their outcome is posted back to this io_context, like any
+// connection's, and the reply is sent from here. Async methods (sleep) arm
+// their timers here. No other thread touches the socket.
+#pragma once
+
+#include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/registry.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rapidrpc::detail {
+
+class access_log;
+class access_log_buffer;
+class access_policy;
+
+class zmq_endpoint {
+ public:
+  struct settings {
+    const registry* methods = nullptr;
+    jsonrpc::limits limits;
+    std::size_t max_message_bytes = 16 * 1024 * 1024;  ///< past this, libzmq drops the peer
+    boost::asio::any_io_executor pool;  ///< where pool methods run (the loop itself if empty)
+    pool_runner* runner = nullptr;      ///< worker processes (--isolate), if any
+    const access_policy* access = nullptr;  ///< the address allowlist, if any
+    access_log* log = nullptr;
+  };
+
+  explicit zmq_endpoint(settings s);
+  ~zmq_endpoint();
+  zmq_endpoint(const zmq_endpoint&) = delete;
+  zmq_endpoint& operator=(const zmq_endpoint&) = delete;
+
+  /// Binds one more address ("tcp://127.0.0.1:5555", "tcp://[::1]:*",
+  /// "ipc:///run/app.sock"), before start(); returns the address bound
+  /// (with the port picked for "*"). Throws std::runtime_error saying why.
+  std::string bind(const std::string& address);
+  /// Starts serving on a thread of its own.
+  void start();
+  /// Any thread: stop taking requests, send the replies of the calls in
+  /// flight (for at most `drain`), then close.
+  void stop(std::chrono::milliseconds drain);
+  void join();
+
+ private:
+  struct call;  // one request in flight
+
+  void pump();
+  void schedule_pump();
+  void wait_for_input();
+  std::size_t receive();
+  void handle(std::size_t frames);
+  void reply_error(std::size_t frames, std::string_view id, std::int32_t code, std::string_view detail);
+  call& new_call(std::size_t frames, std::string_view method);
+  void finish(call& c, const std::string& body, std::int32_t fault);
+  void send(std::vector<zmq::message_t>& envelope, std::size_t count, const std::string& body);
+  void note_drop(const char* why);
+  void begin_drain(std::chrono::milliseconds drain);
+  void finish_if_drained();
+
+  settings settings_;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_{context_, zmq::socket_type::router};
+  boost::asio::io_context io_{1};
+  boost::asio::posix::stream_descriptor notify_{io_};
+  std::unique_ptr<access_log_buffer> log_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  call_context call_context_;
+  std::vector<zmq::message_t> frames_;  // the message being read
+  std::string out_;                      // the reply being written
+  std::vector<std::unique_ptr<call>> calls_;  // in flight, and free ones to reuse
+  std::vector<call*> free_calls_;
+  std::size_t in_flight_ = 0;
+  bool waiting_ = false;     // an async_wait on notify_ is pending
+  bool pump_posted_ = false;
+  bool pumping_ = false;     // in pump(): replies sent now need no new pump
+  bool draining_ = false;
+  bool closed_ = false;
+  std::uint64_t dropped_ = 0;  // messages dropped since the last log line
+  std::chrono::steady_clock::time_point last_drop_log_{};
+  boost::asio::steady_timer drain_timer_{io_};
+  std::thread thread_;
+};
+
+}  // namespace rapidrpc::detail
