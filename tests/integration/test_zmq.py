@@ -321,6 +321,32 @@ class Hostile(ZmqTestCase):
                 d.send(request("sleep", [0.2], id=i))
         time.sleep(0.4)  # the replies go to a peer that is gone
 
+    def test_valid_calls_beside_a_stream_of_bad_messages(self):
+        bad = [b"garbage", b"", b"[" * 1000, b'{"jsonrpc":"2.0","method":1,"id":1}', b"\xff" * 100]
+        stop = threading.Event()
+        sent = [0]
+
+        def flood():
+            with self.dealer() as d:
+                while not stop.is_set():
+                    d.send(bad[sent[0] % len(bad)])
+                    if sent[0] % 7 == 0:
+                        d.send(b"x", *[b"f"] * 40)  # too many frames: dropped
+                    sent[0] += 1
+                    while d.socket.poll(0):
+                        d.socket.recv_multipart()
+
+        t = threading.Thread(target=flood)
+        t.start()
+        try:
+            with self.dealer() as d:
+                for i in range(500):
+                    self.assertEqual(d.call("sample.add", [i, 1], id=i), {"jsonrpc": "2.0", "result": i + 1, "id": i})
+        finally:
+            stop.set()
+            t.join(30)
+        self.assertGreater(sent[0], 100)
+
     def test_many_messages_without_reading_replies(self):
         with self.dealer() as d:
             for i in range(5000):

@@ -2,6 +2,8 @@
 
 #include "json.hpp"
 
+#include <rapidrpc/zmq_client.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -66,9 +68,12 @@ percentiles latency_of(const bench_result& r) {
 }
 
 std::string load_description(const bench_options& o) {
-  std::string s = std::to_string(o.connections) + (o.connections == 1 ? " connection" : " connections") +
-                  (o.keep_alive ? " (keep-alive)" : " (a new connection per call)") + ", " +
-                  std::to_string(o.threads) + (o.threads == 1 ? " thread, " : " threads, ");
+  std::string s = zmq_endpoint::is_zmq_url(o.url)
+                      ? std::to_string(o.connections) + (o.connections == 1 ? " DEALER socket" : " DEALER sockets") +
+                            " (" + std::to_string(o.in_flight) + " in flight each), "
+                      : std::to_string(o.connections) + (o.connections == 1 ? " connection" : " connections") +
+                            (o.keep_alive ? " (keep-alive)" : " (a new connection per call)") + ", ";
+  s += std::to_string(o.threads) + (o.threads == 1 ? " thread, " : " threads, ");
   s += o.rate > 0 ? "open loop at " + fmt_count(o.rate) + " calls/s" : "closed loop";
   s += ", ";
   s += o.requests ? fmt_count(static_cast<double>(o.requests)) + " calls" : fixed(o.duration, 1) + " s";
@@ -405,6 +410,7 @@ std::string summary_json(const bench_result& r) {
   s += std::string(",\"protocol\":\"") + (o.protocol == protocol::jsonrpc ? "jsonrpc" : "xmlrpc") + "\"";
   s += ",\"params\":" + to_json(value(o.params));
   s += ",\"connections\":" + std::to_string(o.connections);
+  s += ",\"in_flight\":" + std::to_string(o.in_flight);
   s += ",\"threads\":" + std::to_string(o.threads);
   s += std::string(",\"keep_alive\":") + (o.keep_alive ? "true" : "false");
   s += ",\"requests\":" + std::to_string(o.requests);
@@ -537,7 +543,11 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
   row("method", o.method, false);
   row("parameters", to_json(value(o.params)), false);
   row("expected result", to_json(r.expected) + (o.expect ? " (--expect)" : " (the warm-up call's)"), false);
-  row("connections", std::to_string(o.connections) + (o.keep_alive ? ", keep-alive" : ", a new one per call"), false);
+  if (zmq_endpoint::is_zmq_url(o.url))
+    row("connections", std::to_string(o.connections) + " DEALER sockets, " + std::to_string(o.in_flight) +
+                           " calls in flight on each", false);
+  else
+    row("connections", std::to_string(o.connections) + (o.keep_alive ? ", keep-alive" : ", a new one per call"), false);
   row("threads", std::to_string(o.threads), false);
   row("load", o.rate > 0 ? "open loop, " + fixed(o.rate, 1) + " calls/s" : "closed loop (next call when answered)", false);
   row("length", o.requests ? std::to_string(o.requests) + " calls" : fixed(o.duration, 1) + " s", false);
@@ -545,10 +555,13 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
   row("request size", std::to_string(r.request_bytes) + " bytes", false);
   row("host", host_name() + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs", false);
   h += "</table>\n";
-  h += "<p class=\"note\">Request head:</p>\n<pre><code>" + html_escape(r.request_bytes_sample) + "</code></pre>\n";
-  h += "<p class=\"note\">Made by <code>rapidrpc bench</code>. Latencies are recorded in a log-linear "
-       "histogram (within 0.8 %); a call counts as ok only if its answer is HTTP 200 and an XML-RPC "
-       "result equal to the expected one.</p>\n";
+  const bool zmq = zmq_endpoint::is_zmq_url(o.url);
+  h += std::string("<p class=\"note\">") + (zmq ? "Request frame (the id varies per call):" : "Request head:") +
+       "</p>\n<pre><code>" + html_escape(r.request_bytes_sample) + "</code></pre>\n";
+  h += std::string("<p class=\"note\">Made by <code>rapidrpc bench</code>. Latencies are recorded in a log-linear "
+                   "histogram (within 0.8 %); a call counts as ok only if its answer is ") +
+       (zmq ? "a JSON-RPC reply with its id and a result" : "HTTP 200 and an XML-RPC result") +
+       " equal to the expected one.</p>\n";
   h += "</body>\n</html>\n";
   return h;
 }

@@ -2,9 +2,11 @@
 
 #include "bench_report.hpp"
 #include "json.hpp"
+#include "zmq_loadgen.hpp"
 
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/xmlrpc.hpp>
+#include <rapidrpc/zmq_client.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -46,7 +48,62 @@ void show_trace(const wire_trace& t) {
 
 }  // namespace
 
+namespace {
+
+// A tcp:// or ipc:// URL: one JSON-RPC 2.0 frame each way over ZeroMQ.
+int run_zmq_call(const call_options& o) {
+  zmq_client_options copts;
+  copts.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
+  wire_trace trace;
+  auto show = [&] {
+    if (o.verbose)
+      std::cerr << "--- request frame ---\n" << trace.request << "\n--- reply frame ---\n"
+                << trace.response_body << "\n--- end ---\n";
+    if (o.format == output_format::raw && !trace.response_body.empty()) {
+      std::cout << trace.response_body;
+      if (trace.response_body.back() != '\n') std::cout << '\n';
+    }
+  };
+  outcome result;
+  try {
+    zmq_client c(o.url, copts);
+    c.trace(&trace);
+    try {
+      result = c.call(o.method, o.params);
+    } catch (const fault& f) {
+      result = f;
+    }
+  } catch (const transport_error& e) {
+    show();
+    std::cerr << "rapidrpc: " << e.what() << "\n";
+    return exit_status::transport;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "rapidrpc: " << e.what() << "\n";
+    return exit_status::usage;
+  } catch (const std::runtime_error& e) {  // ZeroMQ refused the socket or endpoint
+    std::cerr << "rapidrpc: " << e.what() << "\n";
+    return exit_status::transport;
+  }
+  show();
+  if (auto* f = std::get_if<fault>(&result)) {
+    if (o.format == output_format::json) {
+      std::string out = "{\"faultCode\":" + std::to_string(f->code()) + ",\"faultString\":";
+      write_json_string(out, f->message());
+      std::cout << out << "}\n";
+    }
+    std::cerr << "fault " << f->code() << ": " << f->message() << "\n";
+    return exit_status::fault;
+  }
+  const value& v = std::get<value>(result);
+  if (o.format == output_format::json) std::cout << to_json(v) << "\n";
+  else if (o.format == output_format::readable) std::cout << readable(v) << "\n";
+  return exit_status::ok;
+}
+
+}  // namespace
+
 int run_call(const call_options& o) {
+  if (zmq_endpoint::is_zmq_url(o.url)) return run_zmq_call(o);
   client_options copts;
   copts.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
   if (o.timeout > 0 && copts.timeout < copts.connect_timeout) copts.connect_timeout = copts.timeout;
@@ -97,7 +154,7 @@ int run_call(const call_options& o) {
 int run_bench_command(const bench_options& options, const bench_outputs& outputs) {
   bench_result r;
   try {
-    r = run_bench(options);
+    r = is_zmq_bench(options) ? run_zmq_bench(options) : run_bench(options);
   } catch (const bench_error& e) {
     std::cerr << "rapidrpc bench: " << e.what() << "\n";
     return exit_status::transport;

@@ -35,7 +35,8 @@ struct bench_options {
   std::string url;
   std::string method;
   array params;
-  std::size_t connections = 16;
+  std::size_t connections = 16;   ///< connections (ZeroMQ: DEALER sockets)
+  std::size_t in_flight = 1;      ///< ZeroMQ: calls kept in flight per socket
   std::uint64_t requests = 0;    ///< total calls; 0: run for `duration`
   double duration = 10;          ///< seconds, when requests == 0
   bool keep_alive = true;        ///< false: a new connection per call

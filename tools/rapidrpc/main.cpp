@@ -9,6 +9,8 @@
 #include "json.hpp"
 #include "literals.hpp"
 
+#include <rapidrpc/zmq_client.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -67,7 +69,20 @@ void unmark(std::vector<std::string>& v) {
 }
 
 const std::string url_help =
-    "http[s]://[user:password@]host[:port][/path] (the path defaults to /RPC2)";
+    "http[s]://[user:password@]host[:port][/path] (the path defaults to /RPC2), or a ZeroMQ endpoint "
+    "tcp://host:port or ipc://path (JSON-RPC 2.0 over a DEALER socket)";
+
+// A ZeroMQ URL takes none of the HTTP options; throws argument_error naming
+// the first one given.
+void check_zmq_options(const std::string& url, CLI::Option* protocol_opt, rapidrpc::protocol protocol,
+                       std::initializer_list<CLI::Option*> http_only) {
+  if (!rapidrpc::zmq_endpoint::is_zmq_url(url)) return;
+  if (protocol_opt->count() > 0 && protocol != rapidrpc::protocol::jsonrpc)
+    throw argument_error("a tcp:// or ipc:// URL speaks JSON-RPC 2.0 only; -P xmlrpc needs an http[s]:// URL");
+  for (auto* opt : http_only)
+    if (opt->count() > 0)
+      throw argument_error(opt->get_name() + " applies to http[s]:// URLs only, not to " + url);
+}
 constexpr const char* cacert_help =
     "https: verify the server with the CA certificates in this PEM file instead of the system's";
 constexpr const char* insecure_help =
@@ -100,16 +115,17 @@ int main(int argc, char** argv) {
   c->add_flag("--raw,--xml", call_xml, "Print the response body as received (the methodResponse document, or the "
               "JSON-RPC response)")
       ->excludes(json_flag);
-  c->add_option("-P,--protocol", call.protocol, "xmlrpc or jsonrpc (JSON-RPC 2.0)")
+  auto* call_protocol = c->add_option("-P,--protocol", call.protocol,
+                                      "xmlrpc or jsonrpc (JSON-RPC 2.0); tcp:// and ipc:// speak jsonrpc")
       ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
       ->default_str("xmlrpc");
   c->add_option("--timeout", call.timeout, "Seconds the whole call may take (0: no limit)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  c->add_option("-H,--header", call_headers, "An extra request header 'Name: value' (repeatable)");
+  auto* call_header = c->add_option("-H,--header", call_headers, "An extra request header 'Name: value' (repeatable)");
   c->add_flag("-v,--verbose", call.verbose, "Show the request and the response, headers included, on stderr");
   auto* call_ca = c->add_option("--cacert", call.ca_file, cacert_help);
-  c->add_flag("-k,--insecure", call.insecure, insecure_help)->excludes(call_ca);
+  auto* call_insecure = c->add_flag("-k,--insecure", call.insecure, insecure_help)->excludes(call_ca);
   c->footer("Exit status: 0 result, 1 fault (\"fault CODE: MESSAGE\" on stderr), 2 no answer "
             "(connection, timeout, HTTP error), 64 bad command line.\n" +
             forms_footer +
@@ -117,7 +133,8 @@ int main(int argc, char** argv) {
             "  rapidrpc call http://localhost:6677/RPC2 sample.add i/3 i/5\n"
             "  rapidrpc call http://localhost:6677/RPC2 echo '{\"a\":[1,2.5,\"x\",null]}' --json\n"
             "  rapidrpc call -v http://localhost:6677 system.listMethods\n"
-            "  rapidrpc call -P jsonrpc http://localhost:6677/RPC2 sample.add 3 5");
+            "  rapidrpc call -P jsonrpc http://localhost:6677/RPC2 sample.add 3 5\n"
+            "  rapidrpc call --raw tcp://127.0.0.1:5555 sample.add 3 5");
 
   // ---- bench ----
   bench_options bench;
@@ -129,7 +146,11 @@ int main(int argc, char** argv) {
       ->required();
   b->add_option("METHOD", bench.method, "The method to call")->required();
   b->add_option("ARGS", bench_args, "Its parameters, one argument each (forms below)");
-  b->add_option("-c,--connections", bench.connections, "Connections open at once")
+  b->add_option("-c,--connections", bench.connections, "Connections open at once (tcp://, ipc://: DEALER sockets)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+  b->add_option("--in-flight", bench.in_flight,
+                                  "tcp://, ipc://: calls kept in flight on each socket (http[s]://: 1 only)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
   auto* n_opt = b->add_option("-n,--requests", bench.requests, "Make this many calls, then stop")
@@ -138,7 +159,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->excludes(n_opt);
-  b->add_flag("--keep-alive,!--no-keep-alive", bench.keep_alive,
+  auto* keep_alive = b->add_flag("--keep-alive,!--no-keep-alive", bench.keep_alive,
               "Reuse each connection for its next call (the default); --no-keep-alive opens a new "
               "connection per call, timed from connect to the last byte of the answer");
   b->add_option("-r,--rate", bench.rate,
@@ -153,12 +174,13 @@ int main(int argc, char** argv) {
   b->add_option("--timeout", bench.timeout, "Seconds one call may take before it counts as an error")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  b->add_option("-H,--header", bench_headers, "An extra request header 'Name: value' (repeatable)");
-  b->add_option("-P,--protocol", bench.protocol, "xmlrpc or jsonrpc (JSON-RPC 2.0)")
+  auto* bench_header = b->add_option("-H,--header", bench_headers, "An extra request header 'Name: value' (repeatable)");
+  auto* bench_protocol = b->add_option("-P,--protocol", bench.protocol,
+                                       "xmlrpc or jsonrpc (JSON-RPC 2.0); tcp:// and ipc:// speak jsonrpc")
       ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
       ->default_str("xmlrpc");
   auto* bench_ca = b->add_option("--cacert", bench.ca_file, cacert_help);
-  b->add_flag("-k,--insecure", bench.insecure, insecure_help)->excludes(bench_ca);
+  auto* bench_insecure = b->add_flag("-k,--insecure", bench.insecure, insecure_help)->excludes(bench_ca);
   b->add_option("--expect", expect_json,
                 "The result every call must return, as JSON (default: the result of one warm-up call made "
                 "before the run)");
@@ -172,7 +194,8 @@ int main(int argc, char** argv) {
             "\n\nExamples:\n"
             "  rapidrpc bench -c 64 -t 2 -d 10 http://localhost:6677/RPC2 sample.add i/3 i/5\n"
             "  rapidrpc bench --no-keep-alive -c 20 -n 1000 http://localhost:6677/RPC2 load i/150000\n"
-            "  rapidrpc bench -r 5000 -c 64 -d 30 --report run.html http://localhost:6677/RPC2 echo s/hi");
+            "  rapidrpc bench -r 5000 -c 64 -d 30 --report run.html http://localhost:6677/RPC2 echo s/hi\n"
+            "  rapidrpc bench -c 1 --in-flight 64 -d 10 tcp://127.0.0.1:5555 sample.add 3 5");
 
   std::vector<std::string> args = marked_arguments(argc, argv);
   std::vector<const char*> arg_ptrs;
@@ -190,11 +213,21 @@ int main(int argc, char** argv) {
 
   try {
     if (c->parsed()) {
+      check_zmq_options(call.url, call_protocol, call.protocol, {call_header, call_ca, call_insecure});
+      if (rapidrpc::zmq_endpoint::is_zmq_url(call.url)) call.protocol = rapidrpc::protocol::jsonrpc;
       call.params = parse_arguments(call_args);
       for (const auto& h : call_headers) call.headers.push_back(parse_header(h));
       call.format = call_json ? output_format::json : call_xml ? output_format::raw : output_format::readable;
       return run_call(call);
     }
+    check_zmq_options(bench.url, bench_protocol, bench.protocol,
+                      {bench_header, bench_ca, bench_insecure, keep_alive});
+    if (rapidrpc::zmq_endpoint::is_zmq_url(bench.url))
+      bench.protocol = rapidrpc::protocol::jsonrpc;
+    else if (bench.in_flight > 1)
+      throw argument_error("--in-flight " + std::to_string(bench.in_flight) +
+                           ": an http[s]:// connection has one call in flight (no pipelining); "
+                           "use more --connections, or a tcp:// or ipc:// URL");
     bench.params = parse_arguments(bench_args);
     for (const auto& h : bench_headers) bench.headers.push_back(parse_header(h));
     if (!expect_json.empty()) {

@@ -1,0 +1,541 @@
+#include "zmq_loadgen.hpp"
+
+#include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/zmq_client.hpp>
+
+#include <zmq.h>
+
+#include <sys/resource.h>
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+namespace rapidrpc::cli {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// Request ids: id_base + generation * in_flight + slot, always 16 digits,
+// so a call only rewrites those digits in its slot's pre-encoded frame.
+constexpr std::uint64_t id_base = 1'000'000'000'000'000;
+constexpr std::size_t id_digits = 16;
+constexpr std::string_view id_member = "\"id\":";
+constexpr auto sweep_interval = std::chrono::milliseconds(20);
+constexpr auto send_backoff = std::chrono::milliseconds(50);
+
+// Where the one `"id":<id>` member of `text` puts its digits, or npos if it
+// is not there exactly once.
+std::size_t find_id(std::string_view text, std::string_view id) {
+  std::string needle(id_member);
+  needle += id;
+  std::size_t at = text.find(needle);
+  if (at == std::string_view::npos || text.find(needle, at + 1) != std::string_view::npos)
+    return std::string_view::npos;
+  return at + id_member.size();
+}
+
+std::optional<std::uint64_t> digits_value(std::string_view text) {
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+/// What every worker reads and none writes while the load runs.
+struct plan {
+  bench_options opts;
+  std::string frame;        // the request, with id_base as its id
+  std::size_t id_at = 0;    // where the id's digits are in `frame`
+  void* context = nullptr;  // the ZeroMQ context of every socket
+  value expected;
+  clock::time_point start;
+  clock::time_point deadline = clock::time_point::max();  // duration mode
+  clock::duration timeout;
+  clock::duration slot_width;
+};
+
+/// One call slot of a socket: its frame, and the call in it, if any.
+struct slot {
+  std::string frame;
+  std::uint64_t generation = 0;
+  clock::time_point started{};
+  clock::time_point backoff_until{};
+  enum class state : unsigned char { idle, busy, backoff, done } current = state::idle;
+};
+
+/// One DEALER socket and its slots.
+struct dealer {
+  void* socket = nullptr;
+  std::vector<slot> slots;
+  std::string verified;  // a reply found right, for the fast path
+  std::size_t verified_id_at = std::string::npos;
+};
+
+class worker {
+ public:
+  worker(const plan& p, std::size_t sockets, std::uint64_t quota, double rate,
+         clock::duration phase)
+      : plan_(p), quota_(quota), rate_(rate), phase_(phase) {
+    const std::size_t n = p.opts.in_flight;
+    int hwm = static_cast<int>(std::max<std::size_t>(1000, 2 * n));
+    int linger = 0;
+    dealers_.resize(sockets);
+    try {
+      open_sockets(p, hwm, linger);
+    } catch (...) {
+      close_sockets();  // or the context would wait for them forever
+      throw;
+    }
+    items_.resize(sockets);
+    for (std::size_t i = 0; i < sockets; ++i) items_[i] = {dealers_[i].socket, 0, ZMQ_POLLIN, 0};
+    active_ = sockets * n;
+    zmq_msg_init(&in_);
+  }
+
+  ~worker() {
+    zmq_msg_close(&in_);
+    close_sockets();
+  }
+  worker(const worker&) = delete;
+  worker& operator=(const worker&) = delete;
+
+  void open_sockets(const plan& p, int hwm, int linger) {
+    const std::size_t n = p.opts.in_flight;
+    for (auto& d : dealers_) {
+      d.socket = zmq_socket(p.context, ZMQ_DEALER);
+      if (!d.socket)
+        throw bench_error(std::string("cannot open a ZeroMQ socket: ") + zmq_strerror(zmq_errno()));
+      zmq_setsockopt(d.socket, ZMQ_LINGER, &linger, sizeof linger);
+      zmq_setsockopt(d.socket, ZMQ_SNDHWM, &hwm, sizeof hwm);
+      zmq_setsockopt(d.socket, ZMQ_RCVHWM, &hwm, sizeof hwm);
+      if (p.opts.url.find("://[") != std::string::npos) {
+        int on = 1;
+        zmq_setsockopt(d.socket, ZMQ_IPV6, &on, sizeof on);
+      }
+      if (zmq_connect(d.socket, p.opts.url.c_str()) != 0)
+        throw bench_error("cannot connect to " + p.opts.url + ": " + zmq_strerror(zmq_errno()));
+      d.slots.resize(n);
+      for (auto& s : d.slots) s.frame = p.frame;
+    }
+  }
+
+  void close_sockets() noexcept {
+    for (auto& d : dealers_) {
+      if (d.socket) zmq_close(d.socket);
+      d.socket = nullptr;
+    }
+  }
+
+  void run() {
+    if (dealers_.empty()) return;
+    auto now = clock::now();
+    next_sweep_ = now + sweep_interval;
+    if (rate_ > 0) {
+      interval_ =
+          std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
+      next_due_ = plan_.start + phase_;
+      for (std::size_t d = 0; d < dealers_.size(); ++d)
+        for (std::size_t k = 0; k < dealers_[d].slots.size(); ++k) idle_.emplace_back(d, k);
+      tick(now);
+    } else {
+      for (std::size_t d = 0; d < dealers_.size(); ++d)
+        for (std::size_t k = 0; k < dealers_[d].slots.size(); ++k) next(d, k, now);
+    }
+    while (active_ > 0) {
+      // Read what is there first; only an empty round waits in zmq_poll.
+      bool got = false;
+      for (std::size_t d = 0; d < dealers_.size() && active_ > 0; ++d) got |= receive_all(d);
+      now = clock::now();
+      if (now >= plan_.deadline) {
+        end_run();
+        break;
+      }
+      if (now >= next_sweep_) sweep(now);
+      if (rate_ > 0 && !issuing_done_ && next_due_ <= now) tick(now);
+      if (got || active_ == 0) continue;
+      auto until = std::min(next_sweep_, plan_.deadline);
+      if (rate_ > 0 && !issuing_done_) until = std::min(until, next_due_);
+      auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
+      zmq_poll(items_.data(), static_cast<int>(items_.size()),
+               std::max<long>(0, static_cast<long>(ms)));
+    }
+  }
+
+  // -- results, read after run() returns ---------------------------------------
+
+  histogram latency;
+  std::uint64_t ok = 0;
+  std::uint64_t unfinished = 0;
+  error_counts errors;
+  std::string first_error;
+  std::vector<time_slot> timeline;
+  clock::time_point last_done{};
+
+ private:
+  // Closed loop: may another call start now?
+  bool take(clock::time_point now) noexcept {
+    if (issuing_done_) return false;
+    if (plan_.opts.requests) {
+      if (quota_ == 0) return (issuing_done_ = true, false);
+      --quota_;
+      return true;
+    }
+    if (now >= plan_.deadline) return (issuing_done_ = true, false);
+    return true;
+  }
+
+  void next(std::size_t d, std::size_t k, clock::time_point now) {
+    if (!take(now)) return retire(d, k);
+    begin(d, k, now);
+  }
+
+  void retire(std::size_t d, std::size_t k) {
+    dealers_[d].slots[k].current = slot::state::done;
+    --active_;
+  }
+
+  void begin(std::size_t d, std::size_t k, clock::time_point started) {
+    auto& dl = dealers_[d];
+    auto& s = dl.slots[k];
+    ++s.generation;
+    std::uint64_t id = id_base + s.generation * plan_.opts.in_flight + k;
+    std::to_chars(s.frame.data() + plan_.id_at, s.frame.data() + plan_.id_at + id_digits, id);
+    s.started = started;
+    s.current = slot::state::busy;
+    if (zmq_send(dl.socket, s.frame.data(), s.frame.size(), ZMQ_DONTWAIT) < 0) {
+      ++errors.io;
+      record_error(clock::now(), std::string("send: ") + zmq_strerror(zmq_errno()));
+      // Do not spin on a socket that refuses: retry from the sweep.
+      s.current = slot::state::backoff;
+      s.backoff_until = clock::now() + send_backoff;
+    }
+  }
+
+  // A slot is free again.
+  void call_done(std::size_t d, std::size_t k, clock::time_point now) {
+    dealers_[d].slots[k].current = slot::state::idle;
+    if (rate_ > 0) {
+      if (backlog_head_ < backlog_.size()) {
+        auto t = backlog_[backlog_head_++];
+        if (backlog_head_ == backlog_.size()) backlog_.clear(), backlog_head_ = 0;
+        return begin(d, k, t);
+      }
+      if (issuing_done_) return retire(d, k);
+      idle_.emplace_back(d, k);
+      return;
+    }
+    next(d, k, now);
+  }
+
+  // Reads every reply waiting on socket `d`; true if there was one.
+  bool receive_all(std::size_t d) {
+    bool got = false;
+    while (zmq_msg_recv(&in_, dealers_[d].socket, ZMQ_DONTWAIT) >= 0) {
+      got = true;
+      on_reply(d,
+               std::string_view(static_cast<const char*>(zmq_msg_data(&in_)), zmq_msg_size(&in_)),
+               clock::now());
+    }
+    return got;
+  }
+
+  // The slot a reply's id names, if its call is still in flight there.
+  std::optional<std::size_t> slot_of(std::size_t d, std::uint64_t id) const {
+    if (id < id_base) return std::nullopt;
+    std::uint64_t rel = id - id_base;
+    std::size_t n = plan_.opts.in_flight;
+    std::size_t k = rel % n;
+    const auto& s = dealers_[d].slots[k];
+    if (s.current != slot::state::busy || s.generation != rel / n) return std::nullopt;
+    return k;
+  }
+
+  void on_reply(std::size_t d, std::string_view bytes, clock::time_point now) {
+    auto& dl = dealers_[d];
+    // The fast path: the very bytes of a verified reply but for the id.
+    std::size_t at = dl.verified_id_at;
+    if (at != std::string::npos && bytes.size() == dl.verified.size() &&
+        std::memcmp(bytes.data(), dl.verified.data(), at) == 0 &&
+        std::memcmp(bytes.data() + at + id_digits, dl.verified.data() + at + id_digits,
+                    bytes.size() - at - id_digits) == 0) {
+      if (auto id = digits_value(bytes.substr(at, id_digits))) {
+        if (auto k = slot_of(d, *id)) return finish_ok(d, *k, now);
+        return;  // a late reply: its call timed out and was counted
+      }
+    }
+    auto parsed = jsonrpc::parse_response(bytes);
+    if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed)) {
+      auto id = digits_value(bad->id);
+      auto k = id ? slot_of(d, *id) : std::nullopt;
+      ++errors.bad_response;
+      record_error(now, "bad JSON-RPC response: " + bad->detail);
+      if (k) call_done(d, *k, now);
+      return;
+    }
+    auto& r = std::get<jsonrpc::response>(parsed);
+    auto id = digits_value(r.id);
+    if (!id || *id < id_base) {
+      // No call of ours: counted, and the call it was meant for times out.
+      ++errors.bad_response;
+      record_error(now, "a JSON-RPC response for another id: " + r.id.substr(0, 40));
+      return;
+    }
+    auto k = slot_of(d, *id);
+    if (!k) return;  // a late reply
+    if (auto* f = std::get_if<fault>(&r.outcome)) {
+      ++errors.fault;
+      record_error(now, "fault " + std::to_string(f->code()) + ": " + f->message());
+      return call_done(d, *k, now);
+    }
+    if (std::get<value>(r.outcome) != plan_.expected) {
+      ++errors.mismatch;
+      record_error(now, "unexpected result: " + to_debug_string(std::get<value>(r.outcome)));
+      return call_done(d, *k, now);
+    }
+    if (dl.verified_id_at == std::string::npos || dl.verified.size() != bytes.size()) {
+      std::size_t found = find_id(bytes, r.id);
+      if (found != std::string::npos && r.id.size() == id_digits) {
+        dl.verified.assign(bytes);
+        dl.verified_id_at = found;
+      }
+    }
+    finish_ok(d, *k, now);
+  }
+
+  void finish_ok(std::size_t d, std::size_t k, clock::time_point now) {
+    auto started = dealers_[d].slots[k].started;
+    auto ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
+    latency.record(ns);
+    ++ok;
+    auto& s = slot_at(now);
+    ++s.ok;
+    s.latency_sum_ns += ns;
+    s.latency_max_ns = std::max(s.latency_max_ns, ns);
+    last_done = std::max(last_done, now);
+    call_done(d, k, now);
+  }
+
+  void record_error(clock::time_point now, std::string_view what) {
+    ++slot_at(now).errors;
+    last_done = std::max(last_done, now);
+    if (first_error.empty()) first_error = what;
+  }
+
+  time_slot& slot_at(clock::time_point now) {
+    auto idx =
+        static_cast<std::size_t>(std::max<clock::rep>(0, (now - plan_.start) / plan_.slot_width));
+    if (idx >= timeline.size()) timeline.resize(idx + 1);
+    return timeline[idx];
+  }
+
+  // Timeouts and the end of backoffs.
+  void sweep(clock::time_point now) {
+    next_sweep_ = now + sweep_interval;
+    for (std::size_t d = 0; d < dealers_.size(); ++d) {
+      for (std::size_t k = 0; k < dealers_[d].slots.size(); ++k) {
+        auto& s = dealers_[d].slots[k];
+        if (s.current == slot::state::busy && now - s.started >= plan_.timeout) {
+          ++errors.timeout;
+          record_error(now, "no reply within the timeout");
+          call_done(d, k, now);
+        } else if (s.current == slot::state::backoff && now >= s.backoff_until) {
+          call_done(d, k, now);
+        }
+      }
+    }
+  }
+
+  // Open loop: starts every call that is due, on an idle slot or, if none
+  // is free, queued with its scheduled time (its latency runs from then).
+  void tick(clock::time_point now) {
+    while (!issuing_done_ && next_due_ <= now) {
+      if (plan_.opts.requests ? quota_ == 0 : next_due_ >= plan_.deadline) {
+        finish_issuing();
+        return;
+      }
+      if (plan_.opts.requests) --quota_;
+      if (!idle_.empty()) {
+        auto [d, k] = idle_.back();
+        idle_.pop_back();
+        begin(d, k, next_due_);
+      } else {
+        backlog_.push_back(next_due_);
+      }
+      next_due_ += interval_;
+    }
+  }
+
+  void finish_issuing() {
+    issuing_done_ = true;
+    auto idle = std::move(idle_);
+    idle_.clear();
+    for (auto [d, k] : idle) retire(d, k);
+  }
+
+  // A timed run ends at its deadline: calls in flight are abandoned.
+  void end_run() {
+    issuing_done_ = true;
+    for (auto& d : dealers_)
+      for (auto& s : d.slots)
+        if (s.current == slot::state::busy) ++unfinished;
+    active_ = 0;
+  }
+
+  const plan& plan_;
+  std::vector<dealer> dealers_;
+  std::vector<zmq_pollitem_t> items_;
+  zmq_msg_t in_;
+  std::size_t active_ = 0;  // slots not retired
+  std::uint64_t quota_;
+  bool issuing_done_ = false;
+  clock::time_point next_sweep_{};
+  // open loop
+  double rate_;
+  clock::duration phase_;
+  clock::duration interval_{};
+  clock::time_point next_due_{};
+  std::vector<std::pair<std::size_t, std::size_t>> idle_;
+  std::vector<clock::time_point> backlog_;
+  std::size_t backlog_head_ = 0;
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The context of a run, terminated when the workers are gone.
+struct context_guard {
+  void* context;
+  ~context_guard() { zmq_ctx_term(context); }
+};
+
+}  // namespace
+
+bool is_zmq_bench(const bench_options& options) noexcept {
+  return zmq_endpoint::is_zmq_url(options.url);
+}
+
+bench_result run_zmq_bench(const bench_options& options) {
+  bench_result result;
+  result.options = options;
+  const auto& o = options;
+  if (o.connections == 0) throw bench_error("--connections must be at least 1");
+  if (o.in_flight == 0) throw bench_error("--in-flight must be at least 1");
+  try {
+    zmq_endpoint::parse(o.url);
+  } catch (const std::invalid_argument& e) {
+    throw bench_error(std::string("bad URL: ") + e.what());
+  }
+  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+
+  plan p;
+  p.opts = o;
+  p.opts.protocol = protocol::jsonrpc;
+  result.options.protocol = protocol::jsonrpc;
+  const std::string base_id = std::to_string(id_base);
+  try {
+    jsonrpc::write_request(p.frame, o.method, o.params, base_id);
+  } catch (const std::invalid_argument& e) {
+    throw bench_error(std::string("cannot encode the call: ") + e.what());
+  }
+  p.id_at = find_id(p.frame, base_id);
+  if (p.id_at == std::string::npos) throw bench_error("cannot find the id in the encoded request");
+  p.timeout = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.timeout));
+  p.slot_width = result.slot_width;
+  result.request_bytes = p.frame.size();
+  result.request_bytes_sample = p.frame.size() > 2000 ? p.frame.substr(0, 2000) + "..." : p.frame;
+
+  if (o.expect) {
+    p.expected = *o.expect;
+  } else {
+    zmq_client_options copts;
+    copts.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(p.timeout);
+    try {
+      zmq_client warm(o.url, copts);
+      outcome r = warm.try_call(o.method, o.params);
+      if (auto* f = std::get_if<fault>(&r)) {
+        if (f->code() == fault_code::transport_error)
+          throw bench_error("the warm-up call failed: " + f->message());
+        throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " +
+                          f->message() + " (a benchmark needs a call that succeeds)");
+      }
+      p.expected = std::get<value>(std::move(r));
+    } catch (const std::runtime_error& e) {
+      if (dynamic_cast<const bench_error*>(&e)) throw;
+      throw bench_error(std::string("the warm-up call failed: ") + e.what());
+    }
+  }
+  result.expected = p.expected;
+
+  unsigned threads =
+      std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
+  p.context = zmq_ctx_new();
+  if (!p.context) throw bench_error(std::string("zmq_ctx_new: ") + zmq_strerror(zmq_errno()));
+  context_guard guard{p.context};
+  zmq_ctx_set(p.context, ZMQ_IO_THREADS, static_cast<int>(threads));
+  zmq_ctx_set(p.context, ZMQ_MAX_SOCKETS,
+              static_cast<int>(std::min<std::size_t>(o.connections + 64, 1 << 20)));
+
+  result.started_at = utc_now();
+  p.start = clock::now();
+  if (o.requests == 0)
+    p.deadline = p.start + std::chrono::duration_cast<clock::duration>(
+                               std::chrono::duration<double>(o.duration));
+  std::vector<std::unique_ptr<worker>> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    std::size_t sockets = o.connections / threads + (t < o.connections % threads ? 1 : 0);
+    std::uint64_t quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
+    double rate = o.rate > 0 ? o.rate / threads : 0;
+    auto phase =
+        o.rate > 0
+            ? std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(t / o.rate))
+            : clock::duration{};
+    workers.push_back(std::make_unique<worker>(p, sockets, quota, rate, phase));
+  }
+  std::vector<std::thread> running;
+  for (std::size_t t = 1; t < workers.size(); ++t)
+    running.emplace_back([w = workers[t].get()] { w->run(); });
+  workers[0]->run();
+  for (auto& th : running) th.join();
+
+  clock::time_point last{};
+  for (auto& w : workers) {
+    result.latency.merge(w->latency);
+    result.ok += w->ok;
+    result.unfinished += w->unfinished;
+    result.errors.add(w->errors);
+    if (result.first_error.empty()) result.first_error = w->first_error;
+    if (w->timeline.size() > result.timeline.size()) result.timeline.resize(w->timeline.size());
+    for (std::size_t i = 0; i < w->timeline.size(); ++i) {
+      auto& s = result.timeline[i];
+      const auto& from = w->timeline[i];
+      s.ok += from.ok;
+      s.errors += from.errors;
+      s.latency_sum_ns += from.latency_sum_ns;
+      s.latency_max_ns = std::max(s.latency_max_ns, from.latency_max_ns);
+    }
+    last = std::max(last, w->last_done);
+  }
+  workers.clear();  // the sockets close before the context terminates
+  if (!o.requests)
+    result.elapsed_s = o.duration;
+  else
+    result.elapsed_s = last > p.start ? std::chrono::duration<double>(last - p.start).count() : 0;
+  return result;
+}
+
+}  // namespace rapidrpc::cli
