@@ -8,7 +8,7 @@
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 #include "worker/worker_pool.hpp"
-#include "zmq/endpoint.hpp"
+#include "zmq/router.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -212,7 +212,7 @@ struct server::impl {
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
   std::unique_ptr<pool_runner> runner;                     // watchdog or worker processes
-  std::unique_ptr<detail::zmq_endpoint> zmq;               // after runner and pool: they post to it
+  std::unique_ptr<detail::zmq_router> zmq;                 // after runner and pool: they post to it
   std::vector<tcp::endpoint> bound;
   std::vector<std::string> zmq_bound;
   std::mutex mutex;
@@ -406,7 +406,7 @@ void server::start() {
                             "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
   if (!s.options.zmq.empty()) {
-    detail::zmq_endpoint::settings z;
+    detail::zmq_router::settings z;
     z.methods = &s.methods;
     z.limits = s.shared.json_limits;
     z.max_message_bytes = s.options.limits.max_body_bytes;
@@ -415,7 +415,7 @@ void server::start() {
     z.access = s.access.get();
     z.log = s.log.get();
     try {
-      s.zmq = std::make_unique<detail::zmq_endpoint>(std::move(z));
+      s.zmq = std::make_unique<detail::zmq_router>(std::move(z));
       for (const auto& address : s.options.zmq) s.zmq_bound.push_back(s.zmq->bind(address));
     } catch (...) {
       s.zmq.reset();

@@ -1,4 +1,4 @@
-#include "zmq/endpoint.hpp"
+#include "zmq/router.hpp"
 
 #include "jsonrpc/dispatch.hpp"
 #include "server/access.hpp"
@@ -31,7 +31,7 @@ std::string_view text(const zmq::message_t& m) noexcept {
 
 }  // namespace
 
-struct zmq_endpoint::call {
+struct zmq_router::call {
   std::vector<zmq::message_t> envelope;  // the frames before the payload
   std::size_t envelope_frames = 0;
   std::string id;  // JSON text; empty: a notification, or a batch
@@ -44,7 +44,7 @@ struct zmq_endpoint::call {
   std::chrono::steady_clock::time_point start;
 };
 
-zmq_endpoint::zmq_endpoint(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
+zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
   call_context_.loop = io_.get_executor();
   call_context_.pool = settings_.pool ? settings_.pool : call_context_.loop;
   call_context_.runner = settings_.runner;
@@ -56,7 +56,7 @@ zmq_endpoint::zmq_endpoint(settings s) : settings_(std::move(s)), work_(net::mak
   frames_.resize(max_frames + 1);
 }
 
-zmq_endpoint::~zmq_endpoint() {
+zmq_router::~zmq_router() {
   if (thread_.joinable()) {
     stop(std::chrono::milliseconds(0));
     join();
@@ -69,7 +69,7 @@ zmq_endpoint::~zmq_endpoint() {
   }
 }
 
-std::string zmq_endpoint::bind(const std::string& address) {
+std::string zmq_router::bind(const std::string& address) {
   try {
     socket_.bind(address);
   } catch (const zmq::error_t& e) {
@@ -78,7 +78,7 @@ std::string zmq_endpoint::bind(const std::string& address) {
   return socket_.get(zmq::sockopt::last_endpoint);
 }
 
-void zmq_endpoint::start() {
+void zmq_router::start() {
   notify_.assign(socket_.get(zmq::sockopt::fd));
   schedule_pump();
   thread_ = std::thread([this] {
@@ -93,15 +93,15 @@ void zmq_endpoint::start() {
   });
 }
 
-void zmq_endpoint::stop(std::chrono::milliseconds drain) {
+void zmq_router::stop(std::chrono::milliseconds drain) {
   net::post(io_, [this, drain] { begin_drain(drain); });
 }
 
-void zmq_endpoint::join() {
+void zmq_router::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void zmq_endpoint::schedule_pump() {
+void zmq_router::schedule_pump() {
   if (pump_posted_) return;
   pump_posted_ = true;
   net::post(io_, [this] {
@@ -114,7 +114,7 @@ void zmq_endpoint::schedule_pump() {
 // once: the socket must be read until it has nothing more before waiting
 // again, and a send can take the notification of an arrival with it, so
 // every send is followed by a pump (schedule_pump).
-void zmq_endpoint::wait_for_input() {
+void zmq_router::wait_for_input() {
   if (waiting_) return;
   waiting_ = true;
   notify_.async_wait(net::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
@@ -123,7 +123,7 @@ void zmq_endpoint::wait_for_input() {
   });
 }
 
-void zmq_endpoint::pump() {
+void zmq_router::pump() {
   if (draining_) return;
   pumping_ = true;
   struct done_pumping {
@@ -151,7 +151,7 @@ void zmq_endpoint::pump() {
 
 // Reads one message into frames_; returns its number of frames, or 0 if
 // it was dropped (too many frames).
-std::size_t zmq_endpoint::receive() {
+std::size_t zmq_router::receive() {
   std::size_t n = 0;
   bool more = true;
   while (more) {
@@ -167,7 +167,7 @@ std::size_t zmq_endpoint::receive() {
   return n;
 }
 
-void zmq_endpoint::handle(std::size_t frames) {
+void zmq_router::handle(std::size_t frames) {
   if (frames < 2) {
     note_drop("no payload frame");  // a ROUTER always adds the identity frame
     return;
@@ -217,7 +217,7 @@ void zmq_endpoint::handle(std::size_t frames) {
 
 // An answer that needs no call: a text that is not a request, a peer
 // outside the allowed ranges.
-void zmq_endpoint::reply_error(std::size_t frames, std::string_view id, std::int32_t code,
+void zmq_router::reply_error(std::size_t frames, std::string_view id, std::int32_t code,
                                std::string_view detail) {
   call& c = new_call(frames, "");
   out_.clear();
@@ -225,7 +225,7 @@ void zmq_endpoint::reply_error(std::size_t frames, std::string_view id, std::int
   finish(c, out_, code);
 }
 
-zmq_endpoint::call& zmq_endpoint::new_call(std::size_t frames, std::string_view method) {
+zmq_router::call& zmq_router::new_call(std::size_t frames, std::string_view method) {
   call* c;
   if (!free_calls_.empty()) {
     c = free_calls_.back();
@@ -255,7 +255,7 @@ zmq_endpoint::call& zmq_endpoint::new_call(std::size_t frames, std::string_view 
   return *c;
 }
 
-void zmq_endpoint::finish(call& c, const std::string& body, std::int32_t fault_code) {
+void zmq_router::finish(call& c, const std::string& body, std::int32_t fault_code) {
   if (!closed_ && !body.empty()) send(c.envelope, c.envelope_frames, body);
   if (log_) {
     access_record r;
@@ -277,7 +277,7 @@ void zmq_endpoint::finish(call& c, const std::string& body, std::int32_t fault_c
   if (!pumping_) schedule_pump();
 }
 
-void zmq_endpoint::send(std::vector<zmq::message_t>& envelope, std::size_t count, const std::string& body) {
+void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count, const std::string& body) {
   try {
     // A ROUTER drops, without blocking, a reply to a peer that has gone or
     // whose queue is full (it stopped reading): nothing to wait for here.
@@ -289,7 +289,7 @@ void zmq_endpoint::send(std::vector<zmq::message_t>& envelope, std::size_t count
 }
 
 // A message that gets no answer: one line a second at most, with a count.
-void zmq_endpoint::note_drop(const char* why) {
+void zmq_router::note_drop(const char* why) {
   ++dropped_;
   auto now = std::chrono::steady_clock::now();
   if (now - last_drop_log_ < std::chrono::seconds(1)) return;
@@ -299,7 +299,7 @@ void zmq_endpoint::note_drop(const char* why) {
   last_drop_log_ = now;
 }
 
-void zmq_endpoint::begin_drain(std::chrono::milliseconds drain) {
+void zmq_router::begin_drain(std::chrono::milliseconds drain) {
   if (draining_) return;
   // Requests not read yet stay unread (and unanswered), as connections a
   // closed listener never accepted; calls in flight get their replies.
@@ -313,7 +313,7 @@ void zmq_endpoint::begin_drain(std::chrono::milliseconds drain) {
   finish_if_drained();
 }
 
-void zmq_endpoint::finish_if_drained() {
+void zmq_router::finish_if_drained() {
   if (in_flight_ != 0) return;
   drain_timer_.cancel();
   io_.stop();

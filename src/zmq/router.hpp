@@ -37,7 +37,7 @@ class access_log;
 class access_log_buffer;
 class access_policy;
 
-class zmq_endpoint {
+class zmq_router {
  public:
   struct settings {
     const registry* methods = nullptr;
@@ -49,10 +49,10 @@ class zmq_endpoint {
     access_log* log = nullptr;
   };
 
-  explicit zmq_endpoint(settings s);
-  ~zmq_endpoint();
-  zmq_endpoint(const zmq_endpoint&) = delete;
-  zmq_endpoint& operator=(const zmq_endpoint&) = delete;
+  explicit zmq_router(settings s);
+  ~zmq_router();
+  zmq_router(const zmq_router&) = delete;
+  zmq_router& operator=(const zmq_router&) = delete;
 
   /// Binds one more address ("tcp://127.0.0.1:5555", "tcp://[::1]:*",
   /// "ipc:///run/app.sock"), before start(); returns the address bound
