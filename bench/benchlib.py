@@ -63,12 +63,14 @@ def default_rapidrpc():
 
 def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=None,
                    requests=None, keep_alive=True, timeout=10.0, expect=None,
-                   protocol="xmlrpc"):
+                   protocol="xmlrpc", in_flight=None):
     """Runs `rapidrpc bench --json` (for `seconds`, or `requests` calls) and
     returns its JSON summary plus "cmd".  `params` are rapidrpc literals
     ("i/3"); `expect` is the expected result as JSON text (default: the
-    warm-up call's answer); `protocol` is "xmlrpc" or "jsonrpc".  Raises
-    BenchError if it could not run."""
+    warm-up call's answer); `protocol` is "xmlrpc" or "jsonrpc"; `in_flight`
+    is the calls kept in flight on each connection (--in-flight, for
+    transports that have more than one at once).  Raises BenchError if it
+    could not run."""
     cmd = [binary, "bench", "--json", "-t", str(threads), "-c", str(connections),
            "--timeout", "%g" % timeout]
     cmd += ["-n", str(requests)] if requests else ["-d", "%g" % seconds]
@@ -78,6 +80,8 @@ def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=
         cmd += ["--expect", expect]
     if protocol != "xmlrpc":
         cmd += ["--protocol", protocol]
+    if in_flight is not None:
+        cmd += ["--in-flight", str(in_flight)]
     cmd += [url, method, "--"] + list(params)
     limit = (seconds or 0) + (timeout if requests else 0) * max(1, requests or 0) + 60
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=min(limit, 3600))
@@ -270,8 +274,11 @@ def machine_busy_ticks():
 
 
 def process_tree_ticks(pid):
-    """utime + stime of pid and its descendants (nginx's workers), in ticks."""
+    """utime + stime of pid and its descendants (nginx's workers), in ticks;
+    0 for pid None (no server process: the benchmark serves itself)."""
     total = 0
+    if pid is None:
+        return total
     todo = [pid]
     while todo:
         p = todo.pop()
@@ -297,7 +304,8 @@ def own_ticks():
 
 class OtherLoad:
     """Measures how much CPU the rest of the machine used during a run:
-    all busy time minus the server's, ours and our children's (wrk's).  A shared
+    all busy time minus the server's, ours and our children's (wrk's).
+    server_pid may be None when the run has no server process.  A shared
     machine makes every figure lower; this says by how much it was shared.
 
         probe = OtherLoad(server_pid); ...run...; pct = probe.stop()
