@@ -139,7 +139,10 @@ void zmq_router::pump() {
       }
       frames = receive();
     } catch (const zmq::error_t& e) {
-      std::fprintf(stderr, "rapidrpc: ZeroMQ endpoint: %s\n", e.what());
+      // Not expected while the context lives (signals are blocked, so no
+      // EINTR); said, and the endpoint keeps waiting rather than going deaf.
+      std::fprintf(stderr, "rapidrpc: ZeroMQ endpoint: cannot read: %s\n", e.what());
+      wait_for_input();
       return;
     }
     if (frames == 0) continue;  // dropped as it was read
