@@ -30,6 +30,45 @@
 
 namespace rapidrpc::cli {
 
+void thread_tally::record_ok(clock::time_point started, clock::time_point now) {
+  auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
+  latency.record(ns);
+  ++ok;
+  auto& s = slot_at(now);
+  ++s.ok;
+  s.latency_sum_ns += ns;
+  s.latency_max_ns = std::max(s.latency_max_ns, ns);
+  last_done = std::max(last_done, now);
+}
+
+void thread_tally::record_error(clock::time_point now, std::string_view what) {
+  ++slot_at(now).errors;
+  last_done = std::max(last_done, now);
+  if (first_error.empty()) first_error = what;
+}
+
+time_slot& thread_tally::slot_at(clock::time_point now) {
+  auto idx = static_cast<std::size_t>(std::max<clock::rep>(0, (now - start_) / slot_width_));
+  if (idx >= timeline.size()) timeline.resize(idx + 1);
+  return timeline[idx];
+}
+
+void thread_tally::merge_into(bench_result& result) const {
+  result.latency.merge(latency);
+  result.ok += ok;
+  result.unfinished += unfinished;
+  result.errors.add(errors);
+  if (result.first_error.empty()) result.first_error = first_error;
+  if (timeline.size() > result.timeline.size()) result.timeline.resize(timeline.size());
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    auto& s = result.timeline[i];
+    s.ok += timeline[i].ok;
+    s.errors += timeline[i].errors;
+    s.latency_sum_ns += timeline[i].latency_sum_ns;
+    s.latency_max_ns = std::max(s.latency_max_ns, timeline[i].latency_max_ns);
+  }
+}
+
 namespace {
 
 namespace net = boost::asio;
@@ -110,10 +149,11 @@ class connection {
   xmlrpc::parser xml_{xmlrpc::document_type::response};
 };
 
-class worker {
+class worker : public thread_tally {
  public:
   worker(const plan& p, std::size_t connections, std::uint64_t quota, double rate, clock::duration phase)
-      : plan_(p), io_(1), sweep_(io_), rate_timer_(io_), quota_(quota), rate_(rate), phase_(phase) {
+      : thread_tally(p.start, p.slot_width),
+        plan_(p), io_(1), sweep_(io_), rate_timer_(io_), quota_(quota), rate_(rate), phase_(phase) {
     conns_.reserve(connections);
     for (std::size_t i = 0; i < connections; ++i) conns_.push_back(std::make_unique<connection>(*this));
     active_ = connections;
@@ -183,23 +223,6 @@ class worker {
     }
   }
 
-  void record_ok(clock::time_point started, clock::time_point now) {
-    auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
-    latency.record(ns);
-    ++ok;
-    auto& s = slot(now);
-    ++s.ok;
-    s.latency_sum_ns += ns;
-    s.latency_max_ns = std::max(s.latency_max_ns, ns);
-    last_done = std::max(last_done, now);
-  }
-
-  void record_error(clock::time_point now, std::string_view what) {
-    ++slot(now).errors;
-    last_done = std::max(last_done, now);
-    if (first_error.empty()) first_error = what;
-  }
-
   // The result check; counts a fault or a mismatch. True if it is the expected one.
   bool check(xmlrpc::method_response& r, clock::time_point now) {
     if (plan_.capture) {
@@ -221,25 +244,12 @@ class worker {
 
   // -- results, read after run() returns ---------------------------------------
 
-  histogram latency;
-  std::uint64_t ok = 0;
-  std::uint64_t unfinished = 0;  // in flight when a timed run ended
-  error_counts errors;
-  std::string first_error;
-  std::vector<time_slot> timeline;
-  clock::time_point last_done{};
   std::optional<xmlrpc::method_response> captured;
 
  private:
   bool stop_issuing() noexcept {
     issuing_done_ = true;
     return false;
-  }
-
-  time_slot& slot(clock::time_point now) {
-    auto idx = static_cast<std::size_t>(std::max<clock::rep>(0, (now - plan_.start) / plan_.slot_width));
-    if (idx >= timeline.size()) timeline.resize(idx + 1);
-    return timeline[idx];
   }
 
   void arm_sweep() {
@@ -775,20 +785,7 @@ bench_result run_bench(const bench_options& options) {
   auto workers = run_workers(p);
   clock::time_point last{};
   for (auto& w : workers) {
-    result.latency.merge(w->latency);
-    result.ok += w->ok;
-    result.unfinished += w->unfinished;
-    result.errors.add(w->errors);
-    if (result.first_error.empty()) result.first_error = w->first_error;
-    if (w->timeline.size() > result.timeline.size()) result.timeline.resize(w->timeline.size());
-    for (std::size_t i = 0; i < w->timeline.size(); ++i) {
-      auto& s = result.timeline[i];
-      const auto& o = w->timeline[i];
-      s.ok += o.ok;
-      s.errors += o.errors;
-      s.latency_sum_ns += o.latency_sum_ns;
-      s.latency_max_ns = std::max(s.latency_max_ns, o.latency_max_ns);
-    }
+    w->merge_into(result);
     last = std::max(last, w->last_done);
   }
   // A timed run is judged over its window; a counted one until its last answer.

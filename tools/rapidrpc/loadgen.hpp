@@ -96,6 +96,35 @@ struct bench_result {
   std::string started_at;           ///< wall-clock start, UTC, ISO 8601
 };
 
+/// What one load thread counted, kept by each thread on its own and merged
+/// into the bench_result after the threads end (merge_into()).
+struct thread_tally {
+  using clock = std::chrono::steady_clock;
+
+  thread_tally(clock::time_point start, clock::duration slot_width) : start_(start), slot_width_(slot_width) {}
+
+  /// One call answered as expected, started at `started`.
+  void record_ok(clock::time_point started, clock::time_point now);
+  /// One call failed; `what` becomes first_error if it is the first.
+  void record_error(clock::time_point now, std::string_view what);
+  /// The timeline's slot of `now`.
+  time_slot& slot_at(clock::time_point now);
+  /// Adds these counts to `result`.
+  void merge_into(bench_result& result) const;
+
+  histogram latency;
+  std::uint64_t ok = 0;
+  std::uint64_t unfinished = 0;  ///< in flight when a timed run ended
+  error_counts errors;
+  std::string first_error;
+  std::vector<time_slot> timeline;
+  clock::time_point last_done{};
+
+ private:
+  clock::time_point start_;
+  clock::duration slot_width_;
+};
+
 /// A run that could not start (bad URL, no answer to the warm-up call, ...).
 class bench_error : public std::runtime_error {
  public:

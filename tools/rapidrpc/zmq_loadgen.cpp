@@ -76,11 +76,11 @@ struct dealer {
   std::size_t verified_id_at = std::string::npos;
 };
 
-class worker {
+class worker : public thread_tally {
  public:
   worker(const plan& p, std::size_t sockets, std::uint64_t quota, double rate,
          clock::duration phase)
-      : plan_(p), quota_(quota), rate_(rate), phase_(phase) {
+      : thread_tally(p.start, p.slot_width), plan_(p), quota_(quota), rate_(rate), phase_(phase) {
     const std::size_t n = p.opts.in_flight;
     int hwm = static_cast<int>(std::max<std::size_t>(1000, 2 * n));
     int linger = 0;
@@ -165,16 +165,6 @@ class worker {
                std::max<long>(0, static_cast<long>(ms)));
     }
   }
-
-  // -- results, read after run() returns ---------------------------------------
-
-  histogram latency;
-  std::uint64_t ok = 0;
-  std::uint64_t unfinished = 0;
-  error_counts errors;
-  std::string first_error;
-  std::vector<time_slot> timeline;
-  clock::time_point last_done{};
 
  private:
   // Closed loop: may another call start now?
@@ -308,31 +298,10 @@ class worker {
   }
 
   void finish_ok(std::size_t d, std::size_t k, clock::time_point now) {
-    auto started = dealers_[d].slots[k].started;
-    auto ns = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
-    latency.record(ns);
-    ++ok;
-    auto& s = slot_at(now);
-    ++s.ok;
-    s.latency_sum_ns += ns;
-    s.latency_max_ns = std::max(s.latency_max_ns, ns);
-    last_done = std::max(last_done, now);
+    record_ok(dealers_[d].slots[k].started, now);
     call_done(d, k, now);
   }
 
-  void record_error(clock::time_point now, std::string_view what) {
-    ++slot_at(now).errors;
-    last_done = std::max(last_done, now);
-    if (first_error.empty()) first_error = what;
-  }
-
-  time_slot& slot_at(clock::time_point now) {
-    auto idx =
-        static_cast<std::size_t>(std::max<clock::rep>(0, (now - plan_.start) / plan_.slot_width));
-    if (idx >= timeline.size()) timeline.resize(idx + 1);
-    return timeline[idx];
-  }
 
   // Timeouts and the end of backoffs.
   void sweep(clock::time_point now) {
@@ -514,20 +483,7 @@ bench_result run_zmq_bench(const bench_options& options) {
 
   clock::time_point last{};
   for (auto& w : workers) {
-    result.latency.merge(w->latency);
-    result.ok += w->ok;
-    result.unfinished += w->unfinished;
-    result.errors.add(w->errors);
-    if (result.first_error.empty()) result.first_error = w->first_error;
-    if (w->timeline.size() > result.timeline.size()) result.timeline.resize(w->timeline.size());
-    for (std::size_t i = 0; i < w->timeline.size(); ++i) {
-      auto& s = result.timeline[i];
-      const auto& from = w->timeline[i];
-      s.ok += from.ok;
-      s.errors += from.errors;
-      s.latency_sum_ns += from.latency_sum_ns;
-      s.latency_max_ns = std::max(s.latency_max_ns, from.latency_max_ns);
-    }
+    w->merge_into(result);
     last = std::max(last, w->last_done);
   }
   workers.clear();  // the sockets close before the context terminates
