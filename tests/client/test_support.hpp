@@ -126,6 +126,8 @@ class child_server {
 
   unsigned short port() const noexcept { return port_; }
   std::string url(std::string_view path = "/RPC2") const;
+  /// What it printed up to its "listening on" line.
+  const std::string& startup_output() const noexcept { return startup_output_; }
   /// Sends SIGTERM and waits up to `timeout`; returns the exit status, or
   /// -1 if it had to be killed (or died of a signal).
   int stop(std::chrono::seconds timeout = std::chrono::seconds(10));
@@ -135,6 +137,7 @@ class child_server {
   int stdout_fd_ = -1;
   unsigned short port_ = 0;
   std::string command_;
+  std::string startup_output_;
 };
 
 }  // namespace rapidrpc::test

@@ -8,10 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cfloat>
 #include <csignal>
@@ -41,75 +37,39 @@ class zmq_daemon {
   const std::string& tcp() const { return tcp_; }
   const std::string& ipc() const { return ipc_; }
 
-  // SIGKILL: a graceful stop would wait for the sleeps some tests leave in
-  // flight (tests/integration covers the daemon's shutdown).
+  // Stopped at once (stop(0) sends SIGKILL right after SIGTERM): a graceful
+  // stop would wait for the sleeps some tests leave in flight
+  // (tests/integration covers the daemon's shutdown).
   ~zmq_daemon() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-    if (out_ >= 0) ::close(out_);
+    server_->stop(std::chrono::seconds(0));
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
 
  private:
-  zmq_daemon() {
-    char tmpl[] = "/tmp/rapidrpc-zmq-test-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
-    std::vector<std::string> argv{RAPIDRPCD_PATH,
-                                  "--host",
-                                  "127.0.0.1",
-                                  "--port",
-                                  "0",
-                                  "--zmq",
-                                  "tcp://127.0.0.1:*",
-                                  "--zmq",
-                                  "ipc://" + dir_ + "/rpc.sock"};
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
-      ::dup2(fds[1], STDOUT_FILENO);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    out_ = fds[0];
+  zmq_daemon() : dir_(make_dir()) {
+    server_ = std::make_unique<test::child_server>(std::vector<std::string>{
+        RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0", "--zmq", "tcp://127.0.0.1:*", "--zmq",
+        "ipc://" + dir_ + "/rpc.sock"});
+    // The endpoints are printed before the "listening on" line.
     static const std::regex bound(R"(JSON-RPC over ZeroMQ at (\S+))");
-    std::string text;
-    auto deadline = steady_clock::now() + std::chrono::seconds(15);
-    while (tcp_.empty() || ipc_.empty()) {
-      auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
-      if (left.count() <= 0) break;
-      pollfd p{out_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char buf[4096];
-      ssize_t n = ::read(out_, buf, sizeof buf);
-      if (n <= 0) break;
-      text.append(buf, static_cast<std::size_t>(n));
-      for (std::sregex_iterator it(text.begin(), text.end(), bound), end; it != end; ++it) {
-        std::string address = (*it)[1];
-        (address.starts_with("tcp://") ? tcp_ : ipc_) = address;
-      }
+    const std::string& text = server_->startup_output();
+    for (std::sregex_iterator it(text.begin(), text.end(), bound), end; it != end; ++it) {
+      std::string address = (*it)[1];
+      (address.starts_with("tcp://") ? tcp_ : ipc_) = address;
     }
     if (tcp_.empty() || ipc_.empty())
       throw std::runtime_error("rapidrpcd did not report its ZeroMQ endpoints; output: " + text);
   }
 
-  pid_t pid_ = -1;
-  int out_ = -1;
+  static std::string make_dir() {
+    char tmpl[] = "/tmp/rapidrpc-zmq-test-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    return tmpl;
+  }
+
   std::string dir_;
+  std::unique_ptr<test::child_server> server_;
   std::string tcp_, ipc_;
 };
 

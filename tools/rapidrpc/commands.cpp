@@ -46,9 +46,23 @@ void show_trace(const wire_trace& t) {
   std::cerr << "--- end ---\n";
 }
 
-}  // namespace
-
-namespace {
+// Prints a call's result (raw output was printed already) or its fault;
+// returns the exit status.
+int print_outcome(const outcome& result, output_format format) {
+  if (const auto* f = std::get_if<fault>(&result)) {
+    if (format == output_format::json) {
+      std::string out = "{\"faultCode\":" + std::to_string(f->code()) + ",\"faultString\":";
+      write_json_string(out, f->message());
+      std::cout << out << "}\n";
+    }
+    std::cerr << "fault " << f->code() << ": " << f->message() << "\n";
+    return exit_status::fault;
+  }
+  const value& v = std::get<value>(result);
+  if (format == output_format::json) std::cout << to_json(v) << "\n";
+  else if (format == output_format::readable) std::cout << readable(v) << "\n";
+  return exit_status::ok;
+}
 
 // A tcp:// or ipc:// URL: one JSON-RPC 2.0 frame each way over ZeroMQ.
 int run_zmq_call(const call_options& o) {
@@ -85,19 +99,7 @@ int run_zmq_call(const call_options& o) {
     return exit_status::transport;
   }
   show();
-  if (auto* f = std::get_if<fault>(&result)) {
-    if (o.format == output_format::json) {
-      std::string out = "{\"faultCode\":" + std::to_string(f->code()) + ",\"faultString\":";
-      write_json_string(out, f->message());
-      std::cout << out << "}\n";
-    }
-    std::cerr << "fault " << f->code() << ": " << f->message() << "\n";
-    return exit_status::fault;
-  }
-  const value& v = std::get<value>(result);
-  if (o.format == output_format::json) std::cout << to_json(v) << "\n";
-  else if (o.format == output_format::readable) std::cout << readable(v) << "\n";
-  return exit_status::ok;
+  return print_outcome(result, o.format);
 }
 
 }  // namespace
@@ -128,19 +130,7 @@ int run_call(const call_options& o) {
       std::cout << trace.response_body;
       if (!trace.response_body.empty() && trace.response_body.back() != '\n') std::cout << '\n';
     }
-    if (auto* f = std::get_if<fault>(&result)) {
-      if (o.format == output_format::json) {
-        std::string out = "{\"faultCode\":" + std::to_string(f->code()) + ",\"faultString\":";
-        write_json_string(out, f->message());
-        std::cout << out << "}\n";
-      }
-      std::cerr << "fault " << f->code() << ": " << f->message() << "\n";
-      return exit_status::fault;
-    }
-    const value& v = std::get<value>(result);
-    if (o.format == output_format::json) std::cout << to_json(v) << "\n";
-    else if (o.format == output_format::readable) std::cout << readable(v) << "\n";
-    return exit_status::ok;
+    return print_outcome(result, o.format);
   } catch (const transport_error& e) {
     if (o.verbose) show_trace(trace);
     std::cerr << "rapidrpc: " << e.what() << "\n";
