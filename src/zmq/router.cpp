@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include <cstdio>
+#include <unistd.h>
 #include <stdexcept>
 #include <utility>
 
@@ -67,6 +68,9 @@ zmq_router::~zmq_router() {
     notify_.release();
     socket_.close();
   }
+  // libzmq leaves an ipc:// socket's file behind; a stopped server removes
+  // the files it made.
+  for (const auto& path : ipc_files_) ::unlink(path.c_str());
 }
 
 std::string zmq_router::bind(const std::string& address) {
@@ -75,7 +79,9 @@ std::string zmq_router::bind(const std::string& address) {
   } catch (const zmq::error_t& e) {
     throw std::runtime_error("cannot bind the ZeroMQ endpoint " + address + ": " + e.what());
   }
-  return socket_.get(zmq::sockopt::last_endpoint);
+  std::string bound = socket_.get(zmq::sockopt::last_endpoint);
+  if (bound.starts_with("ipc://")) ipc_files_.push_back(bound.substr(6));
+  return bound;
 }
 
 void zmq_router::start() {

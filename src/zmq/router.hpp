@@ -57,6 +57,7 @@ class zmq_router {
   /// Binds one more address ("tcp://127.0.0.1:5555", "tcp://[::1]:*",
   /// "ipc:///run/app.sock"), before start(); returns the address bound
   /// (with the port picked for "*"). Throws std::runtime_error saying why.
+  /// An ipc:// socket's file is removed when the router is destroyed.
   std::string bind(const std::string& address);
   /// Starts serving on a thread of its own.
   void start();
@@ -89,6 +90,7 @@ class zmq_router {
   std::unique_ptr<access_log_buffer> log_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;
+  std::vector<std::string> ipc_files_;  // removed at destruction
   std::vector<zmq::message_t> frames_;  // the message being read
   std::string out_;                      // the reply being written
   std::vector<std::unique_ptr<call>> calls_;  // in flight, and free ones to reuse

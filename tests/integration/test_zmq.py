@@ -365,6 +365,7 @@ class Addresses(unittest.TestCase):
                 self.assertEqual(d.zmq_endpoints, [address])
                 with Dealer(address) as c:
                     self.assertEqual(c.call("sample.add", [3, 5])["result"], 8)
+            self.assertFalse(os.path.exists(f"{tmp}/rapidrpc.sock"), "the stopped daemon left its socket file")
 
     @harness.skip_in_modes(NOT_ZMQ_MODES, "no ZeroMQ endpoint in this mode")
     def test_allowlist(self):
