@@ -150,7 +150,15 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
     if (target.scheme == "https") tls = make_tls_context(options);
     boost::system::error_code ec;
     auto address = net::ip::make_address(target.host, ec);
-    if (!ec) literal = tcp::endpoint(address, static_cast<unsigned short>(std::stoul(target.port)));
+    const auto port = static_cast<unsigned short>(std::stoul(target.port));
+    if (!ec) {
+      literal = tcp::endpoint(address, port);
+    } else if (client_detail::is_localhost(target.host)) {
+      // The loopback addresses without the resolver (RFC 6761), as the
+      // server binds them: "localhost" works with no /etc/hosts too.
+      loopback = {tcp::endpoint(net::ip::address_v4::loopback(), port),
+                  tcp::endpoint(net::ip::address_v6::loopback(), port)};
+    }
   }
 
   // Makes sure the deadline timer fires by `due`.
@@ -167,6 +175,7 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
   client_detail::request_head head;
   std::string authority;                 // host:port, for messages
   std::optional<tcp::endpoint> literal;  // the host is an IP address: no resolver
+  std::vector<tcp::endpoint> loopback;   // the host is "localhost": no resolver either
   std::unique_ptr<net::ssl::context> tls;  // https
   bool own_loop;                         // the client runs its own io_context
   std::vector<idle_connection> idle;     // keep-alive connections, most recent last
@@ -269,6 +278,15 @@ class call_op : public std::enable_shared_from_this<call_op> {
         if (self->stale(gen)) return;
         self->on_connected(ec);
       });
+      return;
+    }
+    if (!state_->loopback.empty()) {
+      net::async_connect(socket_, state_->loopback,
+                         [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
+                                                                 const tcp::endpoint&) {
+                           if (self->stale(gen)) return;
+                           self->on_connected(ec);
+                         });
       return;
     }
     if (!resolver_) resolver_.emplace(state_->executor);

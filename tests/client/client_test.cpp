@@ -535,14 +535,29 @@ TEST(ClientConnect, AConnectThatHangsTimesOutAfterTheConnectTimeout) {
   EXPECT_LT(took, 2.0);
 }
 
-TEST(ClientConnect, ANameIsResolved) {
-  addrinfo* found = nullptr;
-  if (::getaddrinfo("localhost", nullptr, nullptr, &found) != 0)
-    GTEST_SKIP() << "this machine cannot resolve localhost (no /etc/hosts?)";
-  ::freeaddrinfo(found);
+TEST(ClientConnect, LocalhostIsTheLoopbackWithoutTheResolver) {
+  // Works with no /etc/hosts too (RFC 6761); the server binds both addresses.
   scripted_server server(echo);
-  client c("http://localhost:" + std::to_string(server.port()) + "/RPC2");
-  // localhost may resolve to ::1 first; the client tries each address.
+  client c("http://LocalHost:" + std::to_string(server.port()) + "/RPC2");
+  EXPECT_EQ(c.call("echo", {value("loopback")}), value("loopback"));
+}
+
+TEST(ClientConnect, ANameIsResolved) {
+  // This machine's own name, where it resolves to 127.0.0.1 (the scripted
+  // server listens there); "localhost" would not ask the resolver.
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) GTEST_SKIP() << "no host name";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) GTEST_SKIP() << "this machine cannot resolve its name";
+  bool loopback = false;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next)
+    loopback = loopback || reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+  ::freeaddrinfo(found);
+  if (!loopback) GTEST_SKIP() << "this machine's name does not resolve to 127.0.0.1";
+  scripted_server server(echo);
+  client c(std::string("http://") + name + ":" + std::to_string(server.port()) + "/RPC2");
   EXPECT_EQ(c.call("echo", {value("resolved")}), value("resolved"));
 }
 

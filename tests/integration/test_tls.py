@@ -56,6 +56,10 @@ class Tls(TlsDaemon, DaemonTestCase):
             self.assertEqual(p.echo(value), value)
 
     def test_host_name_localhost_verifies(self):
+        try:
+            socket.getaddrinfo("localhost", self.daemon.port)
+        except socket.gaierror:
+            self.skipTest("Python cannot resolve localhost here (no /etc/hosts)")
         with self.https_proxy(host="localhost") as p:
             self.assertEqual(p.sample.add(1, 1), 2)
 

@@ -19,6 +19,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -755,7 +756,12 @@ bench_result run_bench(const bench_options& options) {
     net::io_context io;
     tcp::resolver resolver(io);
     boost::system::error_code ec;
-    auto found = resolver.resolve(u.host, u.port, ec);
+    // "localhost" is the loopback address without the resolver (RFC 6761),
+    // as for the client library and the server: no /etc/hosts needed.
+    const bool localhost = std::ranges::equal(u.host, std::string_view("localhost"), [](char a, char b) {
+      return std::tolower(static_cast<unsigned char>(a)) == b;
+    });
+    auto found = resolver.resolve(localhost ? "127.0.0.1" : u.host, u.port, ec);
     if (ec || found.empty()) throw bench_error("cannot resolve " + u.host + ": " + ec.message());
     p.endpoint = found.begin()->endpoint();
   }
