@@ -220,6 +220,19 @@ struct server::impl {
   bool stopping = false;
   bool joined = false;
 
+  // start() failed after building the loops: undo it, nothing runs yet.
+  void abandon_start() {
+    zmq.reset();
+    zmq_bound.clear();
+    loops.clear();
+    pool.reset();
+    supervisor.reset();
+    runner.reset();
+    shared.log = nullptr;
+    log.reset();
+    bound.clear();
+  }
+
   void join_all() {
     if (supervisor) supervisor->join();
     for (auto& l : loops) l->join();
@@ -396,12 +409,7 @@ void server::start() {
     port = ep.port();
   }
   if (s.bound.empty()) {
-    s.loops.clear();
-    s.pool.reset();
-    s.supervisor.reset();
-    s.runner.reset();
-    s.shared.log = nullptr;
-    s.log.reset();
+    s.abandon_start();
     throw std::system_error(first_error ? first_error : std::make_error_code(std::errc::address_not_available),
                             "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
@@ -418,14 +426,7 @@ void server::start() {
       s.zmq = std::make_unique<detail::zmq_router>(std::move(z));
       for (const auto& address : s.options.zmq) s.zmq_bound.push_back(s.zmq->bind(address));
     } catch (...) {
-      s.zmq.reset();
-      s.zmq_bound.clear();
-      s.loops.clear();
-      s.pool.reset();
-      s.runner.reset();
-      s.shared.log = nullptr;
-      s.log.reset();
-      s.bound.clear();
+      s.abandon_start();
       throw;
     }
   }

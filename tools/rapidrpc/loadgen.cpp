@@ -31,6 +31,13 @@
 
 namespace rapidrpc::cli {
 
+void raise_descriptor_limit() noexcept {
+  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 void thread_tally::record_ok(clock::time_point started, clock::time_point now) {
   auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
   latency.record(ns);
@@ -722,11 +729,7 @@ bench_result run_bench(const bench_options& options) {
     throw bench_error(std::string("bad URL: ") + e.what());
   }
 
-  // Each connection is a descriptor: allow as many as the hard limit does.
-  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
+  raise_descriptor_limit();
 
   plan p;
   p.opts = options;

@@ -131,6 +131,10 @@ class bench_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Raises this process's descriptor limit to its hard limit: each
+/// connection (or ZeroMQ socket) is a descriptor.
+void raise_descriptor_limit() noexcept;
+
 /// Makes the warm-up call (unless options.expect is set), then runs the load.
 /// Throws bench_error if it cannot start.
 bench_result run_bench(const bench_options& options);

@@ -5,7 +5,6 @@
 
 #include <zmq.h>
 
-#include <sys/resource.h>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -406,10 +405,7 @@ bench_result run_zmq_bench(const bench_options& options) {
   } catch (const std::invalid_argument& e) {
     throw bench_error(std::string("bad URL: ") + e.what());
   }
-  if (rlimit lim{}; getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
+  raise_descriptor_limit();
 
   plan p;
   p.opts = o;
