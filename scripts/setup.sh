@@ -6,7 +6,8 @@
 #     --tests     also builds the tests and installs what they need
 #     --sanitize  builds with AddressSanitizer and UndefinedBehaviorSanitizer
 #     --tsan      builds with ThreadSanitizer, only what the concurrency tests
-#                 run (rapidrpcd, registry_test, client_test, client_zmq_test)
+#                 run (rapidrpcd, registry_test, client_test, client_loopback_test,
+#                 client_zmq_test)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,7 +32,7 @@ for arg in "$@"; do
     --sanitize) sanitize=ON ;;
     --tsan)
       tsan=ON
-      targets=(--target rapidrpcd registry_test client_test client_zmq_test)
+      targets=(--target rapidrpcd registry_test client_test client_loopback_test client_zmq_test)
       ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac

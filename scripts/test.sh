@@ -26,7 +26,7 @@ if [[ "${1:-}" == "--tsan" ]]; then
   # does inside itself is suppressed (tests/tsan.supp says why); Asio's
   # fences are left out of this build (CMakeLists.txt says why).
   export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp}"
-  select=(-R '^(registry_test\.|client_test\.ClientAsync|client_zmq_test\.|integration\.test_(concurrency|shutdown|zmq)$)')
+  select=(-R '^(registry_test\.|client_test\.ZmqEndpoint|client_loopback_test\.(ClientAsync|ZmqNoServer)|client_zmq_test\.|integration\.test_(concurrency|shutdown|zmq)$)')
 fi
 "$root/scripts/setup.sh" "${setup[@]}"
 ctest --test-dir "${RAPIDRPC_BUILD_DIR:-$root/build}" --output-on-failure -j2 "${select[@]}" "$@"

@@ -1,4 +1,4 @@
-#include "test_support.hpp"
+#include "peers.hpp"
 
 #include <rapidrpc/xmlrpc.hpp>
 

@@ -1,6 +1,8 @@
 // zmq_client against the real rapidrpcd serving JSON-RPC over ZeroMQ
-// (--zmq tcp://127.0.0.1:* and --zmq ipc://...), and with no server at all.
-#include "test_support.hpp"
+// (--zmq tcp://127.0.0.1:* and --zmq ipc://...). Without a server:
+// tests/module/client/zmq_no_server_test.cpp; the URL:
+// tests/unit/client/zmq_endpoint_test.cpp.
+#include "peers.hpp"
 
 #include <rapidrpc/zmq_client.hpp>
 
@@ -72,35 +74,6 @@ class zmq_daemon {
   std::unique_ptr<test::child_server> server_;
   std::string tcp_, ipc_;
 };
-
-// A tcp:// endpoint on 127.0.0.1 with nothing bound to it.
-std::string nobody_there() {
-  unsigned short port = 0;
-  {
-    test::scripted_server s([](int, int) {});
-    port = s.port();
-  }  // closed again: a free port
-  return "tcp://127.0.0.1:" + std::to_string(port);
-}
-
-// ---- the URL ------------------------------------------------------------------------
-
-TEST(ZmqEndpoint, AcceptsTcpAndIpc) {
-  EXPECT_EQ(zmq_endpoint::parse("tcp://127.0.0.1:5555").scheme, "tcp");
-  EXPECT_EQ(zmq_endpoint::parse("tcp://localhost:1").address, "tcp://localhost:1");
-  EXPECT_EQ(zmq_endpoint::parse("tcp://[::1]:5555").scheme, "tcp");
-  EXPECT_EQ(zmq_endpoint::parse("ipc:///run/x.sock").scheme, "ipc");
-  EXPECT_TRUE(zmq_endpoint::is_zmq_url("ipc:///x"));
-  EXPECT_FALSE(zmq_endpoint::is_zmq_url("http://localhost/RPC2"));
-}
-
-TEST(ZmqEndpoint, RejectsWhatZeroMqCouldNotConnectTo) {
-  for (const char* bad :
-       {"http://127.0.0.1:80", "tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:65536",
-        "tcp://127.0.0.1:*", "tcp://:5555", "tcp://::1:5555", "ipc://", "tcp://a b:1"})
-    EXPECT_THROW(zmq_endpoint::parse(bad), std::invalid_argument) << bad;
-  EXPECT_THROW(zmq_client("http://127.0.0.1:1/RPC2"), std::invalid_argument);
-}
 
 // ---- against rapidrpcd --------------------------------------------------------------
 
@@ -319,57 +292,6 @@ TEST_P(Zmq, DestroyingTheClientCompletesCallsInFlight) {
 
 INSTANTIATE_TEST_SUITE_P(Endpoints, Zmq, ::testing::Values("tcp", "ipc"),
                          [](const auto& p) { return std::string(p.param); });
-
-// ---- no server ----------------------------------------------------------------------
-
-TEST(ZmqNoServer, SynchronousCallTimesOut) {
-  zmq_client_options o;
-  o.timeout = std::chrono::milliseconds(500);
-  for (const std::string& url :
-       {nobody_there(), std::string("ipc:///tmp/rapidrpc-no-such-endpoint.sock")}) {
-    zmq_client c(url, o);
-    auto start = steady_clock::now();
-    try {
-      c.call("echo", {value(1)});
-      FAIL() << "a reply from nobody at " << url;
-    } catch (const transport_error& e) {
-      EXPECT_EQ(e.why(), why::timeout) << e.what();
-    }
-    EXPECT_GE(seconds_since(start), 0.4);
-    EXPECT_LE(seconds_since(start), 1.5);
-  }
-}
-
-TEST(ZmqNoServer, AsynchronousCallsTimeOut) {
-  boost::asio::io_context io;
-  zmq_client_options o;
-  o.timeout = std::chrono::milliseconds(300);
-  zmq_client c(io.get_executor(), nobody_there(), o);
-  int timed_out = 0;
-  for (int i = 0; i < 10; ++i)
-    c.async_call("echo", {value(i)}, [&](outcome r) {
-      if (std::holds_alternative<fault>(r) &&
-          std::get<fault>(r).code() == fault_code::transport_error)
-        ++timed_out;
-    });
-  auto start = steady_clock::now();
-  io.run();
-  EXPECT_EQ(timed_out, 10);
-  EXPECT_LE(seconds_since(start), 1.5);
-}
-
-TEST(ZmqNoServer, AValueThatCannotBeWrittenThrowsAndSendsNothing) {
-  boost::asio::io_context io;
-  zmq_client c(io.get_executor(), nobody_there());
-  bool called = false;
-  EXPECT_THROW(c.async_call("echo", {value(std::string("\xff"))}, [&](outcome) { called = true; }),
-               std::invalid_argument);
-  io.run();  // returns at once: no call is in flight
-  EXPECT_FALSE(called);
-  zmq_client sync(nobody_there());
-  EXPECT_THROW(sync.call("echo", {value(std::string("\xff"))}), std::invalid_argument);
-  EXPECT_THROW(sync.async_call("echo", {}, [](outcome) {}), std::logic_error);
-}
 
 }  // namespace
 }  // namespace rapidrpc

@@ -1,12 +1,13 @@
-// Test peers for the client tests, all on 127.0.0.1 with a free port:
+// Test peers of the client tests, all on 127.0.0.1 with a free port:
 //
 // - scripted_server: an in-process HTTP server whose every connection runs a
 //   test's own script (blocking sockets, one thread per connection), for
-//   exact control over the bytes a client sees;
+//   exact control over the bytes a client sees (tests/module);
 // - counting_proxy: a TCP relay in front of a real server that counts the
 //   connections made through it;
 // - child_server: a server process (rapidrpcd, the Python peer) started for
-//   the test and stopped with SIGTERM.
+//   the test and stopped with SIGTERM (tests/integration/client only: a
+//   test that starts a process is an integration test).
 //
 // Every socket has a receive timeout and every wait a deadline, so a broken
 // client fails a test instead of hanging it.

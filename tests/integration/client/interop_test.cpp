@@ -14,7 +14,7 @@
 // - Python speaks HTTP/1.0: one connection per call.
 // Every test also runs against rapidrpcd over JSON-RPC (client_options::
 // protocol), where base64 and dates travel as marker objects.
-#include "test_support.hpp"
+#include "peers.hpp"
 
 #include <rapidrpc/client.hpp>
 

@@ -1,7 +1,7 @@
 // The client against scripted in-process servers: the request it sends, how
 // it reads every shape of response, keep-alive and the one retry, timeouts,
 // the asynchronous API and object lifetimes.
-#include "test_support.hpp"
+#include "peers.hpp"
 
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/xmlrpc.hpp>

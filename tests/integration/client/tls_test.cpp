@@ -2,7 +2,7 @@
 // time by the openssl command line: a test CA, and a server certificate for
 // the DNS name localhost only (so an https://127.0.0.1 URL is a name
 // mismatch), in a temporary directory removed afterwards.
-#include "test_support.hpp"
+#include "peers.hpp"
 
 #include <rapidrpc/client.hpp>
 
