@@ -87,10 +87,13 @@ class Smuggling(HostileTestCase):
                     b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\0" * 40 + b"\r\n\r\n"):
             with self.subTest(request=req[:50]):
                 self.assert_http_error(req, 400, after=SMUGGLED)
-        for req in (b"POST /RPC2 HTTP/9.9\r\nContent-Length: 0\r\n\r\n",
-                    b"POST /RP C2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n"):
-            with self.subTest(request=req[:50]):
-                self.assert_http_error(req, (400, 505), after=SMUGGLED)
+        # A well-formed request line of another HTTP version.
+        self.assert_http_error(b"POST /RPC2 HTTP/9.9\r\nContent-Length: 0\r\n\r\n", 505,
+                               after=SMUGGLED)
+        # A space in the target: docs/limits.md says 400 (a malformed request
+        # line); the parser reads "C2 HTTP/1.1" as the version and answers 505.
+        self.assert_http_error(b"POST /RP C2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+                               (400, 505), after=SMUGGLED)
 
 
 class RequestLineLimit(HostileTestCase):
