@@ -85,7 +85,7 @@ class PeakGrowth:
     does the work of a connection, in the other modes the daemon itself. A
     process that appears meanwhile (a fork-mode child) is measured against
     the daemon's RSS, which it starts as a copy of; since it may end with its
-    connection, a thread samples every process as fast as it can."""
+    connection, a thread samples every process every few milliseconds."""
 
     def __init__(self, root):
         self.root = root
@@ -103,7 +103,7 @@ class PeakGrowth:
             self.peak[pid] = max(self.peak.get(pid, 0), hwm)
 
     def _sample(self):
-        while not self._stop.is_set():
+        while not self._stop.wait(0.002):
             self._sample_once()
 
     def __enter__(self):
