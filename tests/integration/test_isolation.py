@@ -3,9 +3,12 @@
 
 - A crash (test.crash, SIGSEGV in the process running it) under
   `--mode prefork --processes 2` and under `--isolate --workers 2` fails that
-  call only: echo calls on other connections at the same time all succeed, a
-  pool call in flight on the other worker succeeds, and the dead process is
-  replaced: within 1 s both workers answer pool calls at once again.
+  call only: echo calls on other connections at the same time all succeed
+  (each sent once, on a raw socket: xmlrpc.client would resend one after a
+  reset), a pool call in flight on the other worker (sent before the crash,
+  unanswered when the crash reply comes) succeeds, the daemon logs one death,
+  and the dead process is replaced within 1 s: both workers then answer pool
+  calls at once again.
 - `--method-timeout 2` stops a runaway test.spin(30) with fault -32001 within
   3 s in --isolate and in prefork, and the CPU is free again: the daemon's
   process tree (from /proc) stops using CPU.
@@ -17,7 +20,6 @@
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
-import concurrent.futures as cf
 import os
 import resource
 import socket
