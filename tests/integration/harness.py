@@ -495,7 +495,11 @@ def assert_pool_call_answers(daemon, deadline=POOL_CALL_DEADLINE):
         raise AssertionError(f"no answer to a pool call (load) within {deadline} s: {err!r}\n"
                              f"{daemon.diagnostics()}") from None
     took = time.monotonic() - t0
-    if resp.status != 200 or parse_result(resp.decoded_body()) != fib_str(2000):
+    try:
+        ok = resp.status == 200 and parse_result(resp.decoded_body()) == fib_str(2000)
+    except xmlrpc.client.Fault as fault:
+        raise AssertionError(f"a pool call (load) got {fault} after {took:.2f} s") from None
+    if not ok:
         raise AssertionError(f"a pool call (load) got a wrong answer: {resp!r}")
     if took > deadline:
         raise AssertionError(f"a pool call (load) took {took:.2f} s (limit {deadline} s)")
