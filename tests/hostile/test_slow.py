@@ -140,7 +140,10 @@ class SlowClients(HostileTestCase):
             s.settimeout(harness.RAW_TIMEOUT)
             s.connect((harness.HOST, self.daemon.port))
             s.sendall(http_request(call_body("echo", value)))
-            if CAPACITY is None:
+            if CAPACITY is None and harness.MODE not in harness.INLINE_MODES:
+                # (In async the one loop parses and writes the 8 MiB inline,
+                # which holds every other connection by design; the
+                # tearDown's call comes after.)
                 hostile.normal_call(self.daemon.port)
             time.sleep(3.5)  # the write timeout (1 s) fires by the next sweeps
             got = 0
