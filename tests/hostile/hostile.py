@@ -3,7 +3,9 @@
 Every test sends something hostile to the real rapidrpcd, checks that the
 answer is a well-formed fault or HTTP error without internal detail (and that
 the connection is closed after a framing error), and then, in tearDown, that
-a normal call on a NEW connection succeeds within SERVE_DEADLINE seconds.
+a normal call on a NEW connection succeeds within SERVE_DEADLINE seconds, a
+pool call (load) answers, and no process of the daemon died from a signal
+(harness.DaemonTestCase).
 
 The daemon, its modes and the raw-HTTP helpers come from
 tests/integration/harness.py, imported from there.
@@ -11,6 +13,7 @@ tests/integration/harness.py, imported from there.
 
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -56,6 +59,76 @@ def reset_peak_rss(pid):
         f.write("5")
 
 
+def descendants(root):
+    """The pids of the processes below `root` (any depth), from /proc."""
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    out, todo = set(), [root]
+    while todo:
+        p = todo.pop()
+        for pid, ppid in parents.items():
+            if ppid == p and pid not in out:
+                out.add(pid)
+                todo.append(pid)
+    return out
+
+
+class PeakGrowth:
+    """The most any one of the daemon's processes grew (VmHWM above its RSS
+    before) while the `with` block ran, in KiB: in fork and prefork a child
+    does the work of a connection, in the other modes the daemon itself. A
+    process that appears meanwhile (a fork-mode child) is measured against
+    the daemon's RSS, which it starts as a copy of; since it may end with its
+    connection, a thread samples every process every few milliseconds."""
+
+    def __init__(self, root):
+        self.root = root
+        self.base = {}
+        self.peak = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample_once(self):
+        for pid in {self.root} | descendants(self.root):
+            try:
+                hwm = peak_rss_kib(pid)
+            except (OSError, AssertionError):
+                continue
+            self.peak[pid] = max(self.peak.get(pid, 0), hwm)
+
+    def _sample(self):
+        while not self._stop.wait(0.002):
+            self._sample_once()
+
+    def __enter__(self):
+        for pid in {self.root} | descendants(self.root):
+            try:
+                reset_peak_rss(pid)
+                self.base[pid] = rss_kib(pid)
+            except (OSError, AssertionError):
+                continue
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(10)
+        self._sample_once()
+
+    def grown_kib(self):
+        """(KiB, pid) of the process that grew most."""
+        start = self.base.get(self.root, 0)
+        growth = {pid: hwm - self.base.get(pid, start) for pid, hwm in self.peak.items()}
+        pid = max(growth, key=growth.get)
+        return growth[pid], pid
+
+
 def cpu_seconds(pid):
     """User plus system CPU time a process has used so far."""
     with open(f"/proc/{pid}/stat") as f:
@@ -86,7 +159,7 @@ def normal_call(port, deadline=SERVE_DEADLINE):
 
 class HostileTestCase(harness.DaemonTestCase):
     """One daemon per class (daemon_args); after every test a normal call on a
-    new connection must succeed within SERVE_DEADLINE."""
+    new connection must succeed within SERVE_DEADLINE, and a pool call too."""
 
     def tearDown(self):
         self.daemon.assert_alive()
@@ -95,6 +168,8 @@ class HostileTestCase(harness.DaemonTestCase):
         except (OSError, AssertionError, harness.IncompleteResponse) as err:
             self.fail(f"no normal call within {SERVE_DEADLINE} s on a new connection after "
                       f"the hostile request: {err!r}\n{self.daemon.diagnostics()}")
+        # Nor did it leave a worker thread or process stuck.
+        harness.assert_pool_call_answers(self.daemon)
         super().tearDown()
 
     # -- faults ------------------------------------------------------------------

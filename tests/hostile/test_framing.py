@@ -6,11 +6,14 @@ call on a new connection succeeds within 1 s."""
 
 import gzip
 import struct
+import sys
 import time
 import zlib
 
 import hostile
 from hostile import HostileTestCase, RawClient, call_body, http_request, parse_result
+
+harness = hostile.harness
 
 SMUGGLED = http_request(call_body("echo", "smuggled"))
 
@@ -84,10 +87,13 @@ class Smuggling(HostileTestCase):
                     b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\0" * 40 + b"\r\n\r\n"):
             with self.subTest(request=req[:50]):
                 self.assert_http_error(req, 400, after=SMUGGLED)
-        for req in (b"POST /RPC2 HTTP/9.9\r\nContent-Length: 0\r\n\r\n",
-                    b"POST /RP C2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n"):
-            with self.subTest(request=req[:50]):
-                self.assert_http_error(req, (400, 505), after=SMUGGLED)
+        # A well-formed request line of another HTTP version.
+        self.assert_http_error(b"POST /RPC2 HTTP/9.9\r\nContent-Length: 0\r\n\r\n", 505,
+                               after=SMUGGLED)
+        # A space in the target: docs/limits.md says 400 (a malformed request
+        # line); the parser reads "C2 HTTP/1.1" as the version and answers 505.
+        self.assert_http_error(b"POST /RP C2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+                               (400, 505), after=SMUGGLED)
 
 
 class RequestLineLimit(HostileTestCase):
@@ -232,15 +238,20 @@ class GzipBombs(HostileTestCase):
         pid = self.daemon.proc.pid
         for name, body, budget_mib in (("bomb", bomb, 4), ("lying", lying, 4), ("near", near, 24)):
             with self.subTest(bomb=name):
-                hostile.reset_peak_rss(pid)
-                before = hostile.rss_kib(pid)
                 t0 = time.monotonic()
-                self.assert_http_error(http_request(body, headers=[("Content-Encoding", "gzip")]),
-                                       413)
-                self.assertLess(time.monotonic() - t0, 5.0)
-                grown = hostile.peak_rss_kib(pid) - before
+                # The process that inflates the body: the daemon, or in fork
+                # and prefork the child serving the connection.
+                with hostile.PeakGrowth(pid) as memory:
+                    self.assert_http_error(
+                        http_request(body, headers=[("Content-Encoding", "gzip")]), 413)
+                took = time.monotonic() - t0
+                grown, who = memory.grown_kib()
+                print(f"\n  {harness.MODE}: {name}: peak RSS +{grown} KiB in pid {who} "
+                      f"({'the daemon' if who == pid else 'a child'})", file=sys.stderr)
                 if not hostile.SANITIZED:
-                    self.assertLess(grown, budget_mib * 1024, f"peak RSS {grown} KiB above the start")
+                    self.assertLess(grown, budget_mib * 1024,
+                                    f"peak RSS of pid {who} {grown} KiB above its start")
+                self.assertLess(took, 5.0)
 
     def test_many_concatenated_members_are_counted_together(self):
         member = gzip_of_zeros(4 << 20)

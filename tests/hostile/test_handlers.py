@@ -41,13 +41,27 @@ class ThrowingAndHangingHandlers(HostileTestCase):
 
     def test_a_client_gone_while_its_handler_hangs(self):
         with RawClient(self.daemon) as c:
+            t0 = time.monotonic()
             c.send(http_request(call_body("test.spin", 1.5)))
             time.sleep(0.1)
-        # The other worker thread is free; the answer of the hung one is dropped.
+        # The other worker thread is free meanwhile...
+        took = harness.assert_pool_call_answers(self.daemon, deadline=1.0)
+        self.assertLess(time.monotonic() - t0, 1.5, "the pool call waited for the spin")
+        # ...and once the spin has ended (its answer dropped), both are: two
+        # calls of 0.3 s run at once (with one worker, the second ends at 0.6 s).
+        time.sleep(max(0.0, t0 + 1.6 - time.monotonic()))
+        results, done, t1 = harness.concurrent_exchanges(
+            self.daemon.port, [http_request(call_body("test.spin", 0.3))] * 2, 10.0)
+        for r in results:
+            self.assertIsInstance(r, harness.RawResponse, r)
+            self.assertIs(parse_result(r.decoded_body()), True)
+        self.assertLess(max(done) - t1, 0.55, f"a worker thread is still held (pool call: "
+                                              f"{took * 1000:.0f} ms)")
 
 
 class CrashingHandler(HostileTestCase):
     daemon_args = ("--enable-test-methods", "--isolate", "--workers", "2")
+    expected_deaths = 1  # the worker that ran test.crash, and no other
 
     def test_a_handler_that_crashes_costs_only_its_call(self):
         fault = self.assert_fault(call_body("test.crash"), INTERNAL_ERROR)

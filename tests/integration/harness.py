@@ -357,6 +357,25 @@ class Daemon:
         self._join_stdout()
         self._stderr.close()
 
+    def sanitized(self):
+        """True if the daemon runs under a sanitizer (its memory is then the
+        sanitizer's: RSS checks do not apply)."""
+        if os.environ.get("RAPIDRPCD_SANITIZED") == "1" or os.environ.get("RAPIDRPCD_TSAN") == "1":
+            return True
+        try:
+            with open(f"/proc/{self.proc.pid}/maps") as f:
+                return any(lib in line for line in f for lib in ("libasan", "libtsan", "libubsan"))
+        except OSError:
+            return False
+
+    def rss_kib(self):
+        """The daemon's resident set size (VmRSS), in KiB."""
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError(f"no VmRSS for pid {self.proc.pid}")
+
     def processes(self):
         """{pid: command line} of the daemon and the processes it started
         (its process group), while any is alive."""
@@ -380,14 +399,29 @@ class Daemon:
         if self._stdout_thread is not None:
             self._stdout_thread.join(5)
 
-    def stderr_text(self, limit=8000):
+    # The daemon writes to the same open file (and so at the same offset):
+    # these read with pread, which leaves the offset where it is.
+
+    def stderr_bytes(self):
+        """How many bytes the daemon has written to standard error so far."""
         try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            data = self._stderr.read()
+            return os.fstat(self._stderr.fileno()).st_size
         except (OSError, ValueError):
+            return 0
+
+    def stderr_since(self, mark):
+        """The daemon's standard error from byte `mark` on."""
+        try:
+            fd = self._stderr.fileno()
+            size = os.fstat(fd).st_size
+            return os.pread(fd, max(0, size - mark), mark).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+    def stderr_text(self, limit=8000):
+        if self._stderr.closed:
             return "<stderr unavailable>"
-        text = data.decode("utf-8", "replace")
+        text = self.stderr_since(0)
         if len(text) > limit:
             text = "...\n" + text[-limit:]
         return text
@@ -439,6 +473,39 @@ def running_daemon(*extra_args, env_args=True):
         yield daemon
 
 
+# A process of the daemon that died from a signal (src/server/process_modes.cpp,
+# src/worker/worker_pool.cpp), and a sanitizer's report.
+DEATH_RE = re.compile(r"(?:prefork worker|worker process) \d+ died from signal \d+")
+SANITIZER_RE = re.compile(r"ERROR: (?:Address|Leak|Thread|Memory)Sanitizer|runtime error: ")
+
+# A pool call on an idle daemon answers in milliseconds; a stuck worker never.
+POOL_CALL_DEADLINE = 2.0
+
+
+def assert_pool_call_answers(daemon, deadline=POOL_CALL_DEADLINE):
+    """load(2000) on a new connection is answered right within `deadline`
+    seconds (connect to reply): the pool (worker thread or process, or the
+    serving process in fork and prefork) is free."""
+    t0 = time.monotonic()
+    try:
+        with RawClient(daemon, timeout=deadline) as c:
+            c.send(http_request(call_body("load", 2000), headers=[("Connection", "close")]))
+            resp = c.read_response()
+    except (OSError, IncompleteResponse) as err:
+        raise AssertionError(f"no answer to a pool call (load) within {deadline} s: {err!r}\n"
+                             f"{daemon.diagnostics()}") from None
+    took = time.monotonic() - t0
+    try:
+        ok = resp.status == 200 and parse_result(resp.decoded_body()) == fib_str(2000)
+    except xmlrpc.client.Fault as fault:
+        raise AssertionError(f"a pool call (load) got {fault} after {took:.2f} s") from None
+    if not ok:
+        raise AssertionError(f"a pool call (load) got a wrong answer: {resp!r}")
+    if took > deadline:
+        raise AssertionError(f"a pool call (load) took {took:.2f} s (limit {deadline} s)")
+    return took
+
+
 class DaemonTestCase(unittest.TestCase):
     """One daemon per test class, started with `daemon_args`. After every test
     the daemon must still be running (a crash fails the test that caused it);
@@ -459,13 +526,30 @@ class DaemonTestCase(unittest.TestCase):
             daemon.stop()
         super().tearDownClass()
 
+    # How many of the daemon's processes a test expects to die from a signal
+    # (a test of test.crash sets it); any other death fails the test.
+    expected_deaths = 0
+
     def setUp(self):
         super().setUp()
         self.daemon.assert_alive()
+        self._stderr_mark = self.daemon.stderr_bytes()
 
     def tearDown(self):
         self.daemon.assert_alive()
+        self.assert_no_unexpected_deaths()
         super().tearDown()
+
+    def assert_no_unexpected_deaths(self):
+        """The daemon's standard error since setUp names `expected_deaths`
+        processes that died from a signal (a prefork worker, an --isolate
+        worker) and no sanitizer report. (A fork-mode child that dies is not
+        logged: there the test sees its connection fail.)"""
+        text = self.daemon.stderr_since(self._stderr_mark)
+        deaths = DEATH_RE.findall(text)
+        self.assertEqual(len(deaths), self.expected_deaths,
+                         f"processes of the daemon died during the test:\n{text[-3000:]}")
+        self.assertNotRegex(text, SANITIZER_RE, f"sanitizer report:\n{text[-6000:]}")
 
     @property
     def url(self):
@@ -475,11 +559,14 @@ class DaemonTestCase(unittest.TestCase):
         return self.daemon.proxy(**kw)
 
     def assert_still_serving(self):
-        """A normal call on a fresh connection succeeds."""
+        """A normal call on a fresh connection succeeds, and so does a pool
+        call (load) within POOL_CALL_DEADLINE: a worker thread or process
+        left stuck by the previous request would hold it."""
         self.daemon.assert_alive()
         with self.proxy(timeout=CALL_TIMEOUT) as p:
             self.assertEqual(p.sample.add(20, 22), 42,
                              "a normal call after the previous request failed")
+        assert_pool_call_answers(self.daemon)
 
     def assertFaultCode(self, code, func, *args):
         with self.assertRaises(xmlrpc.client.Fault) as cm:
@@ -762,6 +849,22 @@ def exchange(daemon, request_bytes, timeout=RAW_TIMEOUT):
     with RawClient(daemon, timeout) as c:
         c.send(request_bytes)
         return c.read_response()
+
+
+def call_once(daemon, method, *params, timeout=RAW_TIMEOUT):
+    """One XML-RPC call on a new connection, sent exactly once and closed
+    after (xmlrpc.client silently sends a call again when its connection is
+    reset, which would hide a dropped connection). Returns the result or the
+    Fault; raises on anything else (an HTTP error, a closed connection)."""
+    with RawClient(daemon, timeout) as c:
+        c.send(http_request(call_body(method, *params), headers=[("Connection", "close")]))
+        resp = c.read_response()
+    if resp.status != 200:
+        raise AssertionError(f"HTTP {resp.status} for {method}: {resp!r}")
+    try:
+        return parse_result(resp.decoded_body())
+    except xmlrpc.client.Fault as fault:
+        return fault
 
 
 def concurrent_exchanges(port, requests, deadline_s, on_sent=None):

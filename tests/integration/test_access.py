@@ -265,8 +265,9 @@ class BasicAuth(TempDirMixin, DaemonTestCase):
         before = settled_count(self.log)
         with self.proxy_as("alice", "wonder land") as p:
             self.assertEqual(p.sample.add(20, 22), 42)
-            with self.assertRaises(xmlrpc.client.Fault):
+            with self.assertRaises(xmlrpc.client.Fault) as cm:
                 p.echo(1)
+            self.assertEqual(cm.exception.faultCode, NOT_AUTHORIZED)
             p.system.multicall([{"methodName": "sample.add", "params": [1, 2]}])
         # A method name the codec refuses (-32600) is logged without it.
         hostile = (b'<?xml version="1.0"?><methodCall><methodName>a"b\r\nc</methodName>'

@@ -33,7 +33,7 @@ class MultiCall(DaemonTestCase):
         self.assertIsInstance(results[1].get("faultString"), str)
         self.assertEqual(results[2], ["two"])
         self.assertIsInstance(results[3], dict)
-        self.assertIsInstance(results[3].get("faultCode"), int, results[3])
+        self.assertEqual(results[3].get("faultCode"), -32500, results[3])  # overflow (docs/cli.md)
         self.assertIsInstance(results[4], dict)
         self.assertEqual(results[4].get("faultCode"), -32602, results[4])
         self.assertEqual(results[5], ["55"])
@@ -74,17 +74,14 @@ class MultiCall(DaemonTestCase):
             {"methodName": "echo", "params": [2]},
         ]
         with self.proxy() as p:
-            try:
-                results = p.system.multicall(calls)
-            except xmlrpc.client.Fault as f:
-                # Refusing the whole batch is acceptable too, with -32602/-32600.
-                self.assertIn(f.faultCode, (-32600, -32602), f)
-                return
+            results = p.system.multicall(calls)
+        # Each malformed entry is a -32600 slot (not a valid call); the
+        # others run.
         self.assertEqual(len(results), 5, results)
         self.assertEqual(results[0], [1])
         for r in results[1:4]:
             self.assertIsInstance(r, dict, results)
-            self.assertIn("faultCode", r)
+            self.assertEqual(r.get("faultCode"), -32600, results)
         self.assertEqual(results[4], [2])
 
     def test_wrong_param_is_invalid_params(self):
@@ -92,16 +89,17 @@ class MultiCall(DaemonTestCase):
             self.assertFaultCode(-32602, p.system.multicall, "not an array")
             self.assertFaultCode(-32602, p.system.multicall)
 
-    def test_nested_multicall_does_not_crash(self):
+    def test_nested_multicall_is_an_invalid_request_slot(self):
+        # docs/limits.md: a nested multicall is a -32600 slot; the others run.
         inner = [{"methodName": "echo", "params": [1]}]
         with self.proxy() as p:
-            try:
-                results = p.system.multicall(
-                    [{"methodName": "system.multicall", "params": [inner]}])
-            except xmlrpc.client.Fault:
-                pass
-            else:
-                self.assertEqual(len(results), 1)
+            results = p.system.multicall(
+                [{"methodName": "system.multicall", "params": [inner]},
+                 {"methodName": "echo", "params": [2]}])
+        self.assertEqual(len(results), 2, results)
+        self.assertIsInstance(results[0], dict, results)
+        self.assertEqual(results[0].get("faultCode"), -32600, results)
+        self.assertEqual(results[1], [2])
         self.assert_still_serving()
 
 
@@ -121,16 +119,14 @@ class Introspection(DaemonTestCase):
             for m in DEMO_METHODS + SYSTEM_METHODS:
                 with self.subTest(method=m):
                     self.assertIsInstance(p.system.methodHelp(m), str)
-            with self.assertRaises(xmlrpc.client.Fault):
-                p.system.methodHelp("no.such.method")
+            self.assertFaultCode(-32601, p.system.methodHelp, "no.such.method")
 
     def test_method_signature(self):
         with self.proxy() as p:
             self.assertEqual(p.system.methodSignature("sample.add"), [["int", "int", "int"]])
             load_sig = p.system.methodSignature("load")
             self.assertEqual(load_sig, [["string", "int"]])
-            with self.assertRaises(xmlrpc.client.Fault):
-                p.system.methodSignature("no.such.method")
+            self.assertFaultCode(-32601, p.system.methodSignature, "no.such.method")
 
     def test_get_capabilities(self):
         with self.proxy() as p:

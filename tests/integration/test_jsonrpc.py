@@ -312,10 +312,30 @@ class HostileJson(JsonRpcTestCase):
         self.assert_error(self.rpc("[" + ",".join(["1"] * 1001) + "]"), -32600, None)
 
     def test_batch_cannot_amplify_past_the_limit_with_multicall(self):
-        # A batch of multicalls stays within both limits, entry by entry.
-        mc = ('{"jsonrpc":"2.0","method":"system.multicall","params":[%s],"id":1}'
-              % json.dumps([{"methodName": "sample.add", "params": [1, 1]}] * 1001))
-        self.assert_error(self.rpc(mc), -32602, 1)
+        # A batch of multicalls stays within both limits, entry by entry: a
+        # multicall of 1001 calls is -32602 (--multicall-max) inside the
+        # batch too, one of 1000 beside it runs, and a multicall nested in
+        # one is a -32600 slot (docs/limits.md).
+        def multicall(entries, id):
+            return ('{"jsonrpc":"2.0","method":"system.multicall","params":[%s],"id":%d}'
+                    % (json.dumps(entries), id))
+        add = {"methodName": "sample.add", "params": [1, 1]}
+        nested = {"methodName": "system.multicall", "params": [[add]]}
+        answer = self.rpc("[" + ",".join([multicall([add] * 1001, 1), multicall([add] * 1000, 2),
+                                          multicall([nested, add], 3)]) + "]")
+        self.assertIsInstance(answer, list, answer)
+        by_id = {a["id"]: a for a in answer}
+        self.assertEqual(sorted(by_id), [1, 2, 3], answer)
+        self.assert_error(by_id[1], -32602, 1)
+        self.assertEqual(by_id[2]["result"], [[2]] * 1000)
+        slots = by_id[3]["result"]
+        self.assertEqual(len(slots), 2, slots)
+        self.assertEqual(slots[0]["faultCode"], -32600, slots)
+        self.assertEqual(slots[1], [2])
+        # The batch limit counts requests, not the calls inside them: 1001
+        # multicalls of one call each are refused whole.
+        self.assert_error(self.rpc("[" + ",".join([multicall([add], i) for i in range(1001)]) + "]"),
+                          -32600, None)
 
     def test_truncated_body(self):
         # A Content-Length longer than the body: the client gives up; the

@@ -79,9 +79,9 @@ class Dealer:
     def nothing_within(self, timeout_ms):
         return self.socket.poll(timeout_ms) == 0
 
-    def call(self, method, params=None, id=1):
+    def call(self, method, params=None, id=1, timeout_ms=REPLY_TIMEOUT_MS):
         self.send(request(method, params, id))
-        return self.recv()
+        return self.recv(timeout_ms)
 
 
 @harness.skip_in_modes(NOT_ZMQ_MODES, "no ZeroMQ endpoint in this mode (test_refused_in_this_mode)")
@@ -239,15 +239,28 @@ class OutOfOrder(ZmqTestCase):
 
     @harness.skip_in_modes("async", "pool methods run on the one loop thread in this mode")
     def test_pool_calls_do_not_block_the_endpoint(self):
+        # test.spin(2) holds a pool thread (or worker process) for 2 s of wall
+        # time whatever the machine's load. Had the ZeroMQ thread run it
+        # inline, the first echo would wait for it: every echo must be
+        # answered while the spin is still unanswered, in well under its 2 s.
+        spin = 2.0
         with self.dealer() as slow, self.dealer() as fast:
-            slow.send(request("load", [400000], id="slow"))
-            time.sleep(0.02)
+            t_slow = time.monotonic()
+            slow.send(request("test.spin", [spin], id="slow"))
+            time.sleep(0.1)  # the spin has reached the pool
             t0 = time.monotonic()
             for i in range(20):
-                self.assertEqual(fast.call("echo", [i], id=i)["result"], i)
+                self.assertEqual(fast.call("echo", [i], id=i, timeout_ms=int(spin * 2000))["result"], i)
             echoes = time.monotonic() - t0
-            self.assertEqual(slow.recv()["id"], "slow")
-        self.assertLess(echoes, 1.0, "echo calls waited for the load call")
+            self.assertTrue(slow.nothing_within(0),
+                            f"the spin was answered before the 20 echoes ({echoes:.2f} s): "
+                            "they waited for it")
+            self.assertEqual(slow.recv(), {"jsonrpc": "2.0", "result": True, "id": "slow"})
+            spun = time.monotonic() - t_slow
+        report(f"{harness.MODE}: 20 echoes in {echoes * 1000:.0f} ms beside test.spin({spin}), "
+               f"which took {spun:.2f} s")
+        self.assertGreaterEqual(spun, spin - 0.05)
+        self.assertLess(echoes, spin / 2, "echo calls waited for the pool call")
 
 
 class Hostile(ZmqTestCase):
@@ -319,7 +332,15 @@ class Hostile(ZmqTestCase):
         with self.dealer() as d:
             for i in range(16):
                 d.send(request("sleep", [0.2], id=i))
-        time.sleep(0.4)  # the replies go to a peer that is gone
+            for i in range(4):
+                d.send(request("test.spin", [0.1], id=100 + i))
+        time.sleep(0.6)  # the replies go to a peer that is gone
+        # The pool calls of the vanished peer are done and their workers free.
+        with self.dealer() as d:
+            t0 = time.monotonic()
+            self.assertEqual(d.call("load", [2000], id="after", timeout_ms=2000)["result"],
+                             harness.fib_str(2000))
+            self.assertLess(time.monotonic() - t0, 1.0, "the pool was still busy")
 
     def test_valid_calls_beside_a_stream_of_bad_messages(self):
         bad = [b"garbage", b"", b"[" * 1000, b'{"jsonrpc":"2.0","method":1,"id":1}', b"\xff" * 100]
@@ -348,10 +369,24 @@ class Hostile(ZmqTestCase):
         self.assertGreater(sent[0], 100)
 
     def test_many_messages_without_reading_replies(self):
+        # 5000 replies of 10 KB (50 MB) to a peer that reads none: those past
+        # the socket's queue are dropped, not kept, and the queue goes with
+        # the peer.
+        before = self.daemon.rss_kib()
+        payload = "x" * 10_000
         with self.dealer() as d:
             for i in range(5000):
-                d.send(request("echo", ["x" * 100], id=i))
-        # The replies past the socket's queue are dropped, not kept.
+                d.send(request("echo", [payload], id=i))
+            # The last one has been answered (into the void) once a call
+            # from another peer sent after it is.
+            with self.dealer() as other:
+                self.assertEqual(other.call("echo", ["after"], id="after")["result"], "after")
+            time.sleep(0.2)
+        time.sleep(0.3)
+        grown = self.daemon.rss_kib() - before
+        report(f"{harness.MODE}: RSS after 5000 unread 10 KB replies: {grown:+d} KiB")
+        if not self.daemon.sanitized():
+            self.assertLess(grown, 24 * 1024, "the unread replies are kept in memory")
 
 
 class Addresses(unittest.TestCase):
