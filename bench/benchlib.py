@@ -1,4 +1,4 @@
-"""Shared helpers for the side-by-side benchmarks (bench/throughput, bench/seed_bench, ...).
+"""Shared helpers for the side-by-side benchmarks (bench/throughput, bench/cpu_bound, ...).
 
 Starts each server under test on 127.0.0.1 and a free port, waits until it
 answers a real XML-RPC call, and stops it again by its own pid.  Nothing
@@ -355,3 +355,66 @@ def describe_binary(path):
         return "%s (built %s, md5 %s)" % (shown, built.strftime("%Y-%m-%d %H:%M UTC"), digest)
     except OSError as e:
         return "%s (%s)" % (path, e)
+
+
+DOCS_FILE = os.path.join(REPO_DIR, "docs", "benchmarks.md")
+
+
+def add_report_options(parser, section, floors=True):
+    """The options the scripts share: --report-only (floors are reported, not
+    judged; errors still fail), for a script with floors, and --write-docs /
+    --docs (the report replaces the script's own section of
+    docs/benchmarks.md, between <!-- SECTION:begin --> and <!-- SECTION:end -->)."""
+    if floors:
+        parser.add_argument("--report-only", action="store_true",
+                            help="report the floors without judging them: a missed floor does "
+                                 "not change the exit status (errors and wrong answers still do)")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="also write the report into docs/benchmarks.md, between "
+                             "<!-- %s:begin --> and <!-- %s:end -->" % (section, section))
+    parser.add_argument("--docs", default=DOCS_FILE,
+                        help="the file --write-docs writes (docs/benchmarks.md)")
+
+
+def command_line(script):
+    """The command as the report shows it: bench/NAME and its arguments."""
+    import shlex
+    return " ".join(["bench/" + script] + [shlex.quote(a) for a in sys.argv[1:]])
+
+
+def exit_status(errors, missed, report_only):
+    """0 all good; 1 errors (always), or a missed floor unless report_only."""
+    return 1 if errors or (missed and not report_only) else 0
+
+
+def floors_lines(missed, report_only):
+    """The report's closing words on missed floors."""
+    if not missed:
+        return []
+    return ["", "Missed floors%s:" % (" (reported only, --report-only)" if report_only else ""),
+            ] + ["- " + m.strip() for m in missed]
+
+
+def write_docs(path, section, lines):
+    """Replace what is between <!-- SECTION:begin --> and <!-- SECTION:end -->
+    in path with lines (appended at the end when the markers are absent)."""
+    begin, end_mark = "<!-- %s:begin -->" % section, "<!-- %s:end -->" % section
+    block = "\n".join([begin] + list(lines) + [end_mark]) + "\n"
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    b, e = text.find(begin), text.find(end_mark)
+    if b != -1 and e > b:
+        end = e + len(end_mark)
+        if text[end:end + 1] == "\n":
+            end += 1
+        text = text[:b] + block + text[end:]
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block
+    tmp = "%s.%s.tmp" % (path, section)
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    log("wrote the %s section of %s" % (section, path))

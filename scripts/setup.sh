@@ -26,7 +26,13 @@ for arg in "$@"; do
       # chromium renders the load generator's HTML report in a test.
       # openssl makes the test certificates of the HTTPS tests.
       # python3-zmq is the ZeroMQ client of the ZeroMQ tests.
-      packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq)
+      # The benchmark smoke run (bench/smoke, in CI) runs every bench script
+      # against its peers: wrk, nginx, ab (apache2-utils), xmlrpc-c's Abyss
+      # (libxmlrpc-c++8-dev, built with g++ and GMP) and aiozmq (its RPC layer
+      # needs msgpack, only a recommendation of the package).
+      packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq
+                 wrk nginx-light apache2-utils libxmlrpc-c++8-dev python3-aiozmq
+                 python3-msgpack)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;

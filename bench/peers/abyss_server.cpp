@@ -1,13 +1,13 @@
 // Benchmark peer: an XML-RPC server built on xmlrpc-c's C++ library and its
 // standalone HTTP server, Abyss (xmlrpc_c::serverAbyss).  It stands for the
 // "write the hot part in C++ and serve it with a standalone server" advice of
-// the xmlrpc-c write-up that rapidrpc is measured against.
+// the article "High performance XML-RPC" (about xmlrpc-c).
 //
 //   abyss_server --host 127.0.0.1 --port PORT [--max-conn N]
 //                [--keepalive-max-requests N]
 //
 // Methods: sample.add(int, int) -> int, load(int) -> string (n-th Fibonacci
-// number, GMP's mpz_add running the seed's loop), echo(v) -> v, and the
+// number, GMP's mpz_add running the Python article's loop), echo(v) -> v, and the
 // system.* methods xmlrpc-c's registry provides.  Prints
 // "listening on HOST:PORT" on stdout once the socket is bound (--port 0
 // picks a free port and prints it).
@@ -68,7 +68,7 @@ public:
     }
 };
 
-// The seed's loop: fib1 = fib2 = 1; n -= 2; while n > 0: fib1, fib2 = fib2,
+// The Python article's loop: fib1 = fib2 = 1; n -= 2; while n > 0: fib1, fib2 = fib2,
 // fib1 + fib2; n -= 1; return str(fib2).
 class load final : public xmlrpc_c::method {
 public:

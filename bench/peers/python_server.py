@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Reference peer: Python's standard-library SimpleXMLRPCServer.
 
-This is the "reference" server of the seed write-up: one process, one
+This is the "reference" server of the article
+"XML-RPC: speeding up a server with Python's standard library only": one process, one
 thread, one request at a time.  It serves the same methods as rapidrpcd
 that the benchmarks call:
 
-  load(n)          n-th Fibonacci number as a decimal string (the seed's loop)
+  load(n)          n-th Fibonacci number as a decimal string (the article's loop)
   sample.add(a, b) a + b
   echo(v)          v
   system.*         introspection (listMethods, methodHelp, methodSignature)
@@ -27,7 +28,7 @@ import argparse
 import sys
 from xmlrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer
 
-import seed_common  # the methods, shared with the seed_*.py peers
+import python_common  # the methods, shared with the Python design peers
 
 
 class Handler(SimpleXMLRPCRequestHandler):
@@ -53,8 +54,8 @@ def main():
     server = SimpleXMLRPCServer((args.host, args.port),
                                 requestHandler=KeepAliveHandler if args.http11 else Handler,
                                 logRequests=False, allow_none=True)
-    seed_common.register_all(server)
-    return seed_common.serve(server)
+    python_common.register_all(server)
+    return python_common.serve(server)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ struct mpz {
 }  // namespace
 
 std::string fibonacci(std::int32_t n) {
-  // The seed's loop: fib1 = fib2 = 1; n -= 2; while n > 0: fib1, fib2 = fib2, fib1 + fib2
+  // The loop of the first article in docs/benchmarks.md:
+  // fib1 = fib2 = 1; n -= 2; while n > 0: fib1, fib2 = fib2, fib1 + fib2
   mpz a, b;
   mpz_ptr fib1 = a.v;
   mpz_ptr fib2 = b.v;

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""The seed write-up's load client: N calls of load(150000) from a thread pool.
+"""A Python load client: N calls of load(150000) from a thread pool.
 
-As in the seed: the calls are submitted to a ThreadPoolExecutor(max_workers=20);
+The client of the article
+"XML-RPC: speeding up a server with Python's standard library only":
+the calls are submitted to a ThreadPoolExecutor(max_workers=20);
 each call makes a new xmlrpc.client.ServerProxy (so a new TCP connection per
 call, path /RPC2), calls the method by name and closes it; socket timeout 500 s.
-On top of the seed, every result is checked against Python's own loop
+On top of the article's client, every result is checked against Python's own loop
 (computed once, before the clock starts).
 
-  seed_client.py --url http://127.0.0.1:PORT/RPC2 [--calls 200] [--threads 20]
+  threadpool_client.py --url http://127.0.0.1:PORT/RPC2 [--calls 200] [--threads 20]
 
 Prints the elapsed seconds, then a machine-readable line:
-  SEED_RESULT calls=N threads=T n=150000 elapsed_s=S ok=N failed=N
+  CLIENT_RESULT calls=N threads=T n=150000 elapsed_s=S ok=N failed=N
 Exit status 1 if any call failed or returned a wrong value.
 """
 
@@ -21,11 +23,11 @@ import sys
 import time
 import xmlrpc.client
 
-TIMEOUT_S = 500  # the seed's client timeout
+TIMEOUT_S = 500  # the article's client timeout
 
 
 def fib_str(n):
-    """The seed's load(n): the n-th Fibonacci number as a decimal string."""
+    """The article's load(n): the n-th Fibonacci number as a decimal string."""
     fib1 = fib2 = 1
     n -= 2
     while n > 0:
@@ -75,7 +77,7 @@ def main():
                                                                args.threads))
     if first_problem:
         print("FAILED: %d of %d calls; first: %s" % (failed, args.calls, first_problem))
-    print("SEED_RESULT calls=%d threads=%d n=%d elapsed_s=%.6f ok=%d failed=%d"
+    print("CLIENT_RESULT calls=%d threads=%d n=%d elapsed_s=%.6f ok=%d failed=%d"
           % (args.calls, args.threads, args.n, elapsed, ok, failed))
     return 1 if failed else 0
 

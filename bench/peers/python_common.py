@@ -1,9 +1,11 @@
-"""What the five seed peers (bench/peers/seed_*.py) share: the methods, the
+"""What the five Python design peers (bench/peers/python_{sequential,asyncio,
+fork,process_pool,asyncio_pool}.py) share: the methods, the
 command line, and the small HTTP/1.0 + XML-RPC layer of the two asyncio peers.
 
-Standard library only.  The methods are the seed article's:
+Standard library only.  The methods are those of the article
+"XML-RPC: speeding up a server with Python's standard library only":
 
-  load(n)          n-th Fibonacci number as a decimal string (the seed's loop)
+  load(n)          n-th Fibonacci number as a decimal string (the article's loop)
   sample.add(a, b) a + b
   echo(v)          v
   system.*         introspection (listMethods, methodHelp, methodSignature)
@@ -22,9 +24,9 @@ from xmlrpc.server import SimpleXMLRPCDispatcher
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(0)
 
-# socketserver's default listen backlog is 5.  The seed client opens 20
+# socketserver's default listen backlog is 5.  The article's client opens 20
 # connections at once; with a backlog of 5 the listen queue overflows and some
-# calls fail with "connection reset by peer" (3 of 40 on seed_fork.py when
+# calls fail with "connection reset by peer" (3 of 40 on python_fork.py when
 # tried).  rapidrpcd and asyncio.start_server listen with >= 100.
 LISTEN_BACKLOG = 128
 
@@ -56,7 +58,7 @@ METHODS = {"load": load, "sample.add": add, "echo": echo}
 
 
 def register_all(dispatcher):
-    """Register introspection and the seed methods on a SimpleXMLRPCDispatcher
+    """Register introspection and the article's methods on a SimpleXMLRPCDispatcher
     (a SimpleXMLRPCServer is one)."""
     dispatcher.register_introspection_functions()
     for name, func in METHODS.items():
@@ -101,7 +103,7 @@ def exit_on_sigterm():
 
 
 # ---------------------------------------------------------------------------
-# HTTP/1.0 + XML-RPC over asyncio streams (seed_asyncio.py, seed_asyncio_pool.py)
+# HTTP/1.0 + XML-RPC over asyncio streams (python_asyncio.py, python_asyncio_pool.py)
 
 
 class HttpError(Exception):
@@ -143,7 +145,7 @@ async def read_request(reader):
 
 
 def http_response(status, reason, body=b"", content_type="text/xml"):
-    head = ("HTTP/1.0 %d %s\r\nServer: seed-asyncio\r\nContent-Type: %s\r\n"
+    head = ("HTTP/1.0 %d %s\r\nServer: python-asyncio\r\nContent-Type: %s\r\n"
             "Content-Length: %d\r\nConnection: close\r\n\r\n"
             % (status, reason, content_type, len(body)))
     return head.encode("latin-1") + body
@@ -191,7 +193,7 @@ def make_connection_handler(call):
 
 
 def make_dispatcher():
-    """A SimpleXMLRPCDispatcher with introspection and the seed methods."""
+    """A SimpleXMLRPCDispatcher with introspection and the article's methods."""
     return register_all(SimpleXMLRPCDispatcher(allow_none=True, encoding=None))
 
 

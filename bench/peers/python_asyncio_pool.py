@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Seed variant "asyncio + process pool": HTTP and XML-RPC in the loop, plain
+"""Python design "asyncio + process pool": HTTP and XML-RPC in the loop, plain
 methods in a ProcessPoolExecutor.
 
 The main process's asyncio loop reads each HTTP request, parses the call
@@ -9,7 +9,7 @@ registry) run in the loop; plain methods (load, sample.add, echo) are sent
 to a ProcessPoolExecutor(--max_workers) with run_in_executor, so the loop
 keeps accepting and parsing while the workers compute.
 
-  seed_asyncio_pool.py --host 127.0.0.1 --port PORT --max_workers N
+  python_asyncio_pool.py --host 127.0.0.1 --port PORT --max_workers N
 Prints "listening on HOST:PORT" once the socket is bound.
 """
 
@@ -18,13 +18,13 @@ import concurrent.futures
 import sys
 import xmlrpc.client
 
-import seed_common
+import python_common
 
 
 def main():
-    args = seed_common.parse_args(__doc__.splitlines()[0], max_workers=True)
-    seed_common.exit_on_sigterm()
-    dispatcher = seed_common.make_dispatcher()
+    args = python_common.parse_args(__doc__.splitlines()[0], max_workers=True)
+    python_common.exit_on_sigterm()
+    dispatcher = python_common.make_dispatcher()
 
     def in_loop(func):
         async def coroutine(*params):
@@ -32,7 +32,7 @@ def main():
         return coroutine
 
     # name -> coroutine function (runs in the loop) or plain function (runs in the pool)
-    methods = dict(seed_common.METHODS)
+    methods = dict(python_common.METHODS)
     for name in ("system.listMethods", "system.methodHelp", "system.methodSignature"):
         methods[name] = in_loop(dispatcher.funcs[name])
 
@@ -47,7 +47,7 @@ def main():
         return await asyncio.get_running_loop().run_in_executor(pool, func, *params)
 
     try:
-        asyncio.run(seed_common.serve_asyncio(args.host, args.port, call))
+        asyncio.run(python_common.serve_asyncio(args.host, args.port, call))
     except KeyboardInterrupt:
         pass
     finally:

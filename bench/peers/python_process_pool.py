@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Seed variant "process pool": a TCPServer hands each accepted socket to a
+"""Python design "process pool": a TCPServer hands each accepted socket to a
 multiprocessing.Pool; each pool process runs the whole HTTP + XML-RPC request.
 
 The parent only accepts.  The socket travels to a pool process by fd passing:
@@ -9,7 +9,7 @@ close its own copy right after queueing the task.  Each pool process owns an
 unbound SimpleXMLRPCServer (built once, in the pool initializer) and runs
 SimpleXMLRPCRequestHandler on the socket through it.
 
-  seed_process_pool.py --host 127.0.0.1 --port PORT --processes N
+  python_process_pool.py --host 127.0.0.1 --port PORT --processes N
 Prints "listening on HOST:PORT" once the pool is up and the socket is bound.
 """
 
@@ -21,7 +21,7 @@ import sys
 from multiprocessing.reduction import DupFd
 from xmlrpc.server import SimpleXMLRPCServer
 
-import seed_common
+import python_common
 
 _server = None  # in each pool process: the dispatcher + request handler
 
@@ -31,7 +31,7 @@ def _init_worker():
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # Pool.terminate() ends us with SIGTERM
     _server = SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False, allow_none=True,
                                  bind_and_activate=False)
-    seed_common.register_all(_server)
+    python_common.register_all(_server)
 
 
 def _handle(dup_fd, family, client_address):
@@ -46,7 +46,7 @@ def _handle(dup_fd, family, client_address):
 
 
 class PoolServer(socketserver.TCPServer):
-    request_queue_size = seed_common.LISTEN_BACKLOG
+    request_queue_size = python_common.LISTEN_BACKLOG
     allow_reuse_address = True
 
     def __init__(self, address, processes):
@@ -64,10 +64,10 @@ class PoolServer(socketserver.TCPServer):
 
 
 def main():
-    args = seed_common.parse_args(__doc__.splitlines()[0], processes=True)
-    seed_common.exit_on_sigterm()
+    args = python_common.parse_args(__doc__.splitlines()[0], processes=True)
+    python_common.exit_on_sigterm()
     server = PoolServer((args.host, args.port), args.processes)
-    return seed_common.serve(server)
+    return python_common.serve(server)
 
 
 if __name__ == "__main__":
