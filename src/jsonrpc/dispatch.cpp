@@ -1,5 +1,6 @@
 #include "jsonrpc/dispatch.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -24,12 +25,17 @@ std::optional<fault> bind_named(const registry& methods, request& r) {
     auto it = named.find(name);
     if (it == named.end()) return fault(fault_code::invalid_params, "missing parameter '" + name + "'");
     params.push_back(std::move(it->second));
-    named.erase(it);
   }
-  if (!named.empty()) {
-    std::string first = named.begin()->first;
-    if (first.size() > 64) first = first.substr(0, 64) + "...";
-    return fault(fault_code::invalid_params, "unknown parameter '" + first + "'");
+  if (named.size() != params.size()) {
+    // Every parameter was found, so some other member was sent: name the
+    // first one, in the order sent.
+    for (const auto& [sent, v] : named) {
+      if (std::find(m->param_names.begin(), m->param_names.end(), sent) != m->param_names.end())
+        continue;
+      std::string first = sent;
+      if (first.size() > 64) first = first.substr(0, 64) + "...";
+      return fault(fault_code::invalid_params, "unknown parameter '" + first + "'");
+    }
   }
   r.params = std::move(params);
   return std::nullopt;

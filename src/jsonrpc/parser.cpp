@@ -294,7 +294,7 @@ class handler {
       frame& f = frames_.back();
       if (!f.is_object) {
         f.items.push_back(std::move(v));
-      } else if (!f.members.emplace(std::move(f.key), std::move(v)).second) {
+      } else if (!f.members.try_emplace(std::move(f.key), std::move(v)).second) {
         note_inner("a member name repeats in an object");
       }
       return true;

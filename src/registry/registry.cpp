@@ -286,8 +286,8 @@ value capabilities() {
   return structure{
       {"faults_interop", cap("http://xmlrpc-epi.sourceforge.net/specs/rfc.fault_codes.php", 20010516)},
       {"introspection", cap("http://xmlrpc-c.sourceforge.net/xmlrpc-c/introspection.html", 1)},
-      {"system.multicall", cap("http://www.xmlrpc.com/discuss/msgReader$1208", 1)},
       {"nil", cap("http://ontosys.com/xml-rpc/extensions.php", 20010516)},
+      {"system.multicall", cap("http://www.xmlrpc.com/discuss/msgReader$1208", 1)},
   };
 }
 

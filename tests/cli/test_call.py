@@ -34,7 +34,7 @@ class CallTest(harness.DaemonTestCase):
     def test_json_struct_round_trips(self):
         text = '{"a":[1,2.5,"x",null]}'
         self.assertEqual(self.echo_json(text), {"a": [1, 2.5, "x", None]})
-        # --json prints exactly this document (compact, members in name order)
+        # --json prints exactly this document (compact, members in the order sent)
         self.assertEqual(self.call("echo", text, "--json").stdout, text + "\n")
         # the readable form shows a container as indented JSON
         readable = self.call("echo", text).stdout

@@ -32,7 +32,7 @@ CALLS = [
     ("nil", "m", (None,), "[nil]"),
     ("array", "m", ([1, "two", [3.5, []]],), '[[1, "two", [3.5, []]]]'),
     ("struct", "m", ({"b": 1, "a": {"nested": True}, "": "empty name", "<&>": None},),
-     '[{"": "empty name", "<&>": nil, "a": {"nested": true}, "b": 1}]'),
+     '[{"b": 1, "a": {"nested": true}, "": "empty name", "<&>": nil}]'),
     ("no-params", "system.listMethods", (), "[]"),
     ("method-name-chars", "a.b:c/d_E9", (1,), "[1]"),
 ]
@@ -40,7 +40,7 @@ CALLS = [
 RESPONSES = [
     # name, result (or Fault), expected
     ("string", "x", 'result "x"'),
-    ("struct", {"sum": 12, "difference": -2}, 'result {"difference": -2, "sum": 12}'),
+    ("struct", {"sum": 12, "difference": -2}, 'result {"sum": 12, "difference": -2}'),
     ("array", [1, [2, [3]], {}], "result [1, [2, [3]], {}]"),
     ("nil", None, "result nil"),
     ("empty-string", "", 'result ""'),

@@ -40,7 +40,7 @@ TEST(Writer, Containers) {
   EXPECT_EQ(json(value(array{})), "[]");
   EXPECT_EQ(json(value(structure{})), "{}");
   EXPECT_EQ(json(value(array{std::int32_t{1}, array{nil}, structure{{"b", true}, {"a", "x"}}})),
-            R"([1,[null],{"a":"x","b":true}])");
+            R"([1,[null],{"b":true,"a":"x"}])");
 }
 
 TEST(Writer, RefusesWhatJsonCannotCarry) {

@@ -63,6 +63,10 @@ TEST_P(DataFile, RoundTripsThroughTheWriters) {
     ASSERT_TRUE(std::holds_alternative<method_call>(again)) << written;
     EXPECT_EQ(std::get<method_call>(again).method, call.method);
     EXPECT_EQ(std::get<method_call>(again).params, call.params);
+    // Written again, the same bytes: struct members keep their order.
+    std::string rewritten;
+    write_call(rewritten, std::get<method_call>(again).method, std::get<method_call>(again).params);
+    EXPECT_EQ(rewritten, written);
   } else {
     auto parsed = parse_response(doc);
     ASSERT_TRUE(std::holds_alternative<method_response>(parsed));
@@ -81,6 +85,9 @@ TEST_P(DataFile, RoundTripsThroughTheWriters) {
       EXPECT_EQ(f->message(), std::get<fault>(response).message());
     } else {
       EXPECT_EQ(std::get<value>(r), std::get<value>(response));
+      std::string rewritten;
+      write_response(rewritten, std::get<value>(r));
+      EXPECT_EQ(rewritten, written);  // struct members keep their order
     }
   }
 }

@@ -47,9 +47,9 @@ TEST(XmlrpcWriter, WritesEachTypeCompactly) {
             "<value><array><data><value><int>1</int></value><value><string>x</string></value>"
             "</data></array></value>");
   EXPECT_EQ(value_xml(structure{}), "<value><struct></struct></value>");
-  EXPECT_EQ(value_xml(structure{{"b", 2}, {"a", 1}}),  // members in name order
-            "<value><struct><member><name>a</name><value><int>1</int></value></member>"
-            "<member><name>b</name><value><int>2</int></value></member></struct></value>");
+  EXPECT_EQ(value_xml(structure{{"b", 2}, {"a", 1}}),  // members in the order inserted
+            "<value><struct><member><name>b</name><value><int>2</int></value></member>"
+            "<member><name>a</name><value><int>1</int></value></member></struct></value>");
 }
 
 TEST(XmlrpcWriter, WritesWholeDocuments) {
