@@ -20,23 +20,29 @@ bool expect(bool ok, const std::string& what) {
 
 int main() {
   rapidrpc::server server({.host = "127.0.0.1", .port = 0, .threads = 1, .workers = 1});
-  server.add("consumer.greet", [](std::string name) { return "hello, " + name; }, "Greets NAME.");
-  server.add("consumer.square", [](std::int64_t x) { return x * x; }, "Squares x.",
-             rapidrpc::execution::pool);
+  server.add(
+      "consumer.greet", [](std::string name) { return "hello, " + name; }, "Greets NAME.");
+  server.add(
+      "consumer.square", [](std::int64_t x) { return x * x; }, "Squares x.",
+      rapidrpc::execution::pool);
   try {
     server.start();
     std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/RPC2";
     rapidrpc::client xml(url);
     rapidrpc::client json(url, {.protocol = rapidrpc::protocol::jsonrpc});
-    bool ok = expect(xml.call<std::string>("consumer.greet", "xml") == "hello, xml", "greet over XML-RPC");
-    ok &= expect(json.call<std::string>("consumer.greet", "json") == "hello, json", "greet over JSON-RPC");
-    ok &= expect(xml.call<std::int64_t>("consumer.square", std::int64_t{3'000'000'000}) == 9'000'000'000'000'000'000,
+    bool ok = expect(xml.call<std::string>("consumer.greet", "xml") == "hello, xml",
+                     "greet over XML-RPC");
+    ok &= expect(json.call<std::string>("consumer.greet", "json") == "hello, json",
+                 "greet over JSON-RPC");
+    ok &= expect(xml.call<std::int64_t>("consumer.square", std::int64_t{3'000'000'000}) ==
+                     9'000'000'000'000'000'000,
                  "square on the worker pool");
     try {
       xml.call("no.such.method");
       ok = expect(false, "a call of an unknown method succeeded");
     } catch (const rapidrpc::fault& f) {
-      ok &= expect(f.code() == rapidrpc::fault_code::method_not_found, "fault code " + std::to_string(f.code()));
+      ok &= expect(f.code() == rapidrpc::fault_code::method_not_found,
+                   "fault code " + std::to_string(f.code()));
     }
     server.stop();
     server.wait();

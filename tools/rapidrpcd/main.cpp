@@ -7,17 +7,17 @@
 #include <rapidrpc/server.hpp>
 #include <rapidrpc/worker.hpp>
 
+#include <malloc.h>
+#include <pthread.h>
+#include <termios.h>
+#include <unistd.h>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-#include <malloc.h>
-#include <pthread.h>
 #include <string>
-#include <termios.h>
 #include <thread>
-#include <unistd.h>
 #include <variant>
 #include <vector>
 
@@ -34,7 +34,8 @@ std::string join(const std::vector<std::string>& items) {
 int hash_password_line(const std::string& user, unsigned iterations) {
   try {
     // The name as a users file would take it.
-    rapidrpc::parse_users(user + ":$pbkdf2-sha256$1000$AAAAAAAAAAAAAAAAAAAAAA$" + std::string(43, 'A'));
+    rapidrpc::parse_users(user + ":$pbkdf2-sha256$1000$AAAAAAAAAAAAAAAAAAAAAA$" +
+                          std::string(43, 'A'));
   } catch (const std::exception&) {
     std::cerr << "rapidrpcd: bad user name (1 to 64 printable ASCII characters, no ':' or '\"')\n";
     return 2;
@@ -66,12 +67,13 @@ int hash_password_line(const std::string& user, unsigned iterations) {
 std::string serving_shape(const rapidrpc::server_options& options) {
   switch (options.mode) {
     case rapidrpc::serving_mode::async_pool:
-      return "threads " + std::to_string(options.threads) + ", workers " + std::to_string(options.workers) +
-             (options.isolate ? " (processes)" : " (threads)");
+      return "threads " + std::to_string(options.threads) + ", workers " +
+             std::to_string(options.workers) + (options.isolate ? " (processes)" : " (threads)");
     case rapidrpc::serving_mode::fork:
     case rapidrpc::serving_mode::prefork:
-      return "processes " + std::to_string(options.processes ? options.processes
-                                                              : std::max(1u, std::thread::hardware_concurrency()));
+      return "processes " + std::to_string(options.processes
+                                               ? options.processes
+                                               : std::max(1u, std::thread::hardware_concurrency()));
     default:
       return "one thread";
   }
@@ -108,11 +110,13 @@ int serve(const rapidrpcd::settings& settings) {
     std::cerr << "rapidrpcd: " << e.what() << '\n';
     return 1;
   }
-  for (const auto& z : server.zmq_endpoints()) std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
-  std::printf("rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
-              RAPIDRPC_VERSION, join(server.endpoints()).c_str(), options.tls.enabled() ? "https" : "http",
-              std::string(rapidrpc::mode_name(options.mode)).c_str(), serving_shape(options).c_str(),
-              join(options.paths).c_str(), options.limits.max_body_bytes);
+  for (const auto& z : server.zmq_endpoints())
+    std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
+  std::printf(
+      "rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
+      RAPIDRPC_VERSION, join(server.endpoints()).c_str(), options.tls.enabled() ? "https" : "http",
+      std::string(rapidrpc::mode_name(options.mode)).c_str(), serving_shape(options).c_str(),
+      join(options.paths).c_str(), options.limits.max_body_bytes);
   std::fflush(stdout);
 
   int sig = 0;
