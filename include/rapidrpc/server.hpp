@@ -15,7 +15,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rapidrpc {
@@ -37,6 +39,10 @@ enum class serving_mode : std::uint8_t {
 
 /// The mode's name as rapidrpcd spells it ("async-pool", "prefork", ...).
 std::string_view mode_name(serving_mode m) noexcept;
+
+/// The mode named `name` as mode_name() spells it (exactly: no other case,
+/// no spaces), or std::nullopt if no mode has that name.
+std::optional<serving_mode> parse_mode(std::string_view name) noexcept;
 
 /// TLS (HTTPS) for a server. Both files set: every connection speaks TLS
 /// 1.2 or 1.3; both empty: plain HTTP. server::start() loads them and

@@ -447,6 +447,13 @@ std::string_view mode_name(serving_mode m) noexcept {
   return "unknown";
 }
 
+std::optional<serving_mode> parse_mode(std::string_view name) noexcept {
+  for (auto m : {serving_mode::async_pool, serving_mode::async, serving_mode::sequential,
+                 serving_mode::fork, serving_mode::prefork})
+    if (mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
 std::uint16_t server::port() const {
   return impl_->bound.empty() ? 0 : impl_->bound.front().port();
 }

@@ -1,0 +1,21 @@
+// rapidrpc in one include: the value model, both codecs, the registry, the
+// server, both clients, access control and the worker side. Including the
+// header a program needs (rapidrpc/server.hpp, rapidrpc/client.hpp, ...)
+// compiles faster; this one is for trying things out and for programs that
+// use most of it. Library target: rapidrpc::rapidrpc (pkg-config: rapidrpc).
+//
+// The demo service (rapidrpc/demo.hpp) is not included: it is a library of
+// its own, rapidrpc::demo (pkg-config: rapidrpc-demo).
+#pragma once
+
+#include <rapidrpc/access.hpp>
+#include <rapidrpc/client.hpp>
+#include <rapidrpc/fault.hpp>
+#include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/limits.hpp>
+#include <rapidrpc/registry.hpp>
+#include <rapidrpc/server.hpp>
+#include <rapidrpc/value.hpp>
+#include <rapidrpc/worker.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+#include <rapidrpc/zmq_client.hpp>

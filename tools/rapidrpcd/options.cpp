@@ -1,0 +1,244 @@
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace rapidrpcd {
+
+namespace {
+
+// The values that are spelled on the command line otherwise than the
+// options hold them.
+struct spelled {
+  std::int64_t request_timeout = 0;
+  std::int64_t idle_timeout = 0;
+  std::int64_t write_timeout = 0;
+  std::string mode = "async-pool";
+  double method_timeout = 0;
+  bool worker = false;
+  bool no_jsonrpc = false;
+  std::string auth_file;
+  std::vector<std::string> allow;
+  std::vector<std::string> deny_methods;
+};
+
+void add_options(CLI::App& app, settings& out, spelled& in) {
+  auto& options = out.server;
+  auto& lim = options.limits;
+  std::vector<std::string> modes;
+  for (auto m : {rapidrpc::serving_mode::async_pool, rapidrpc::serving_mode::async,
+                 rapidrpc::serving_mode::sequential, rapidrpc::serving_mode::fork,
+                 rapidrpc::serving_mode::prefork})
+    modes.emplace_back(rapidrpc::mode_name(m));
+
+  app.set_version_flag("--version", "rapidrpcd " RAPIDRPC_VERSION);
+  app.add_option("--host", options.host, "Host name or address to listen on")
+      ->capture_default_str();
+  app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
+  app.add_option("--threads", options.threads, "Event-loop threads (0: one per core)")
+      ->capture_default_str();
+  app.add_option("--workers", options.workers,
+                 "Worker-pool threads for CPU-heavy methods (0: one per core)")
+      ->capture_default_str();
+  app.add_option("--mode", in.mode,
+                 "How connections and methods are served: async-pool (event loops + worker pool), "
+                 "async (one loop, methods inline), sequential (one connection at a time), fork "
+                 "(a process per connection), prefork (pre-started processes)")
+      ->check(CLI::IsMember(modes))
+      ->capture_default_str();
+  app.add_option("--processes", options.processes,
+                 "fork: most child processes at once; prefork: worker processes (0: one per core)")
+      ->capture_default_str();
+  app.add_flag(
+      "--isolate", options.isolate,
+      "async-pool: run CPU-heavy methods in supervised worker processes instead of threads");
+  app.add_option(
+         "--method-timeout", in.method_timeout,
+         "Seconds a CPU-heavy call may run before it fails with a timeout fault (0: no limit)")
+      ->capture_default_str();
+  app.add_flag("--enable-test-methods", out.test_methods,
+               "Add test.crash, test.spin and test.throw (for tests only)");
+  app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
+      ->group("");
+  app.add_option("--path", options.paths,
+                 "A request path that serves XML-RPC, and JSON-RPC by Content-Type (repeatable)")
+      ->capture_default_str();
+  app.add_option("--jsonrpc-path", options.jsonrpc_paths,
+                 "A request path that serves JSON-RPC only (repeatable)")
+      ->capture_default_str();
+  app.add_flag("--no-jsonrpc", in.no_jsonrpc, "Serve XML-RPC only (over HTTP)");
+  app.add_option(
+      "--zmq", options.zmq,
+      "Also serve JSON-RPC over ZeroMQ on this address (repeatable): tcp://127.0.0.1:5555, "
+      "tcp://127.0.0.1:* (a free port), ipc:///path (see docs/zmq.md)");
+  app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
+                 "Compress responses this large when the client accepts gzip (0: never)")
+      ->capture_default_str();
+  auto* cert = app.add_option("--tls-cert", options.tls.certificate_chain_file,
+                              "Serve HTTPS: PEM file with the server certificate, then its "
+                              "intermediate CA certificates (needs --tls-key)");
+  auto* key = app.add_option(
+      "--tls-key", options.tls.private_key_file,
+      "PEM file with the certificate's private key, not encrypted (needs --tls-cert)");
+  cert->needs(key);
+  key->needs(cert);
+  auto* access = app.add_option_group("Access", "Access control and logging (see docs/access.md)");
+  access
+      ->add_option("--auth-file", in.auth_file,
+                   "Require HTTP Basic authentication against this file of name:hash lines")
+      ->check(CLI::ExistingFile);
+  access->add_option(
+      "--allow", in.allow,
+      "Serve only peers in this address range, e.g. 127.0.0.0/8 or ::1/128 (repeatable; "
+      "others get 403)");
+  access->add_option("--deny-method", in.deny_methods,
+                     "Refuse calls of this method with fault -32002 (repeatable; also inside "
+                     "system.multicall)");
+  access->add_option("--access-log", options.access_log,
+                     "Append one line per request to this file ('-': standard output); SIGHUP "
+                     "re-opens it");
+  access
+      ->add_option("--hash-password", out.hash_user,
+                   "Read a password from standard input, print the --auth-file line for USER, exit")
+      ->type_name("USER");
+  access
+      ->add_option("--hash-iterations", out.hash_iterations,
+                   "PBKDF2 iterations for --hash-password")
+      ->capture_default_str();
+  auto* limits = app.add_option_group("Limits", "Limits and timeouts (see docs/limits.md)");
+  limits
+      ->add_option("--max-body-bytes", lim.max_body_bytes,
+                   "Largest request body, after decompression")
+      ->capture_default_str();
+  limits->add_option("--max-request-line-bytes", lim.max_request_line_bytes, "Largest request line")
+      ->capture_default_str();
+  limits
+      ->add_option("--max-header-bytes", lim.max_header_bytes, "Largest request line plus headers")
+      ->capture_default_str();
+  limits
+      ->add_option("--max-header-fields", lim.max_header_fields,
+                   "Most header fields in one request")
+      ->capture_default_str();
+  limits->add_option("--max-depth", lim.max_depth, "Deepest array/struct nesting")
+      ->capture_default_str();
+  limits
+      ->add_option("--max-elements", lim.max_elements,
+                   "Most XML elements or JSON values in one request")
+      ->capture_default_str();
+  limits->add_option("--multicall-max", lim.max_multicall, "Most calls in one system.multicall")
+      ->capture_default_str();
+  limits->add_option("--max-batch", lim.max_batch, "Most requests in one JSON-RPC batch")
+      ->capture_default_str();
+  limits->add_option("--max-connections", lim.max_connections, "Most connections open at once")
+      ->capture_default_str();
+  limits->add_option("--request-timeout", in.request_timeout, "Seconds to receive a whole request")
+      ->capture_default_str();
+  limits
+      ->add_option("--idle-timeout", in.idle_timeout,
+                   "Seconds a keep-alive connection may stay idle")
+      ->capture_default_str();
+  limits
+      ->add_option("--write-timeout", in.write_timeout,
+                   "Seconds a client may take to read a response")
+      ->capture_default_str();
+  limits
+      ->add_option("--drain-timeout", out.drain_timeout,
+                   "Seconds calls in flight get to finish after SIGINT/SIGTERM")
+      ->capture_default_str();
+}
+
+// Completes the server's options from what was spelled; returns an exit
+// status if they cannot be served.
+std::optional<int> complete_server_options(settings& out, const spelled& in) {
+  auto& options = out.server;
+  auto& lim = options.limits;
+  options.mode = rapidrpc::parse_mode(in.mode).value();  // --mode accepts these names only
+  if (options.isolate && options.mode != rapidrpc::serving_mode::async_pool) {
+    std::cerr << "rapidrpcd: --isolate applies to --mode async-pool only\n";
+    return 2;
+  }
+  options.method_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
+  if (options.isolate) {
+    char self[4096];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+      std::cerr << "rapidrpcd: cannot find its own executable for --isolate\n";
+      return 1;
+    }
+    options.worker_command = {std::string(self, static_cast<std::size_t>(n)), "--worker"};
+    if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
+  }
+  options.jsonrpc = !in.no_jsonrpc;
+  lim.request_timeout = std::chrono::seconds(in.request_timeout);
+  lim.idle_timeout = std::chrono::seconds(in.idle_timeout);
+  lim.write_timeout = std::chrono::seconds(in.write_timeout);
+  if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
+  if (options.workers == 0) options.workers = std::max(1u, std::thread::hardware_concurrency());
+  options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
+  try {
+    if (!in.auth_file.empty()) {
+      options.users = rapidrpc::load_users(in.auth_file);
+      if (options.users.empty()) {
+        std::cerr << "rapidrpcd: " << in.auth_file << " names no user\n";
+        return 1;
+      }
+    }
+    for (const auto& cidr : in.allow) options.allow.push_back(rapidrpc::ip_network::parse(cidr));
+  } catch (const std::exception& e) {
+    std::cerr << "rapidrpcd: " << e.what() << '\n';
+    return 1;
+  }
+  if (!in.deny_methods.empty()) {
+    options.authorize = [denied = std::set<std::string, std::less<>>(in.deny_methods.begin(),
+                                                                     in.deny_methods.end())](
+                            std::string_view method, const rapidrpc::call_peer*) {
+      return !denied.contains(method);
+    };
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<settings, int> parse_options(int argc, char** argv) {
+  settings out;
+  spelled in;
+  in.request_timeout = out.server.limits.request_timeout.count();
+  in.idle_timeout = out.server.limits.idle_timeout.count();
+  in.write_timeout = out.server.limits.write_timeout.count();
+
+  CLI::App app{"rapidrpcd: a fast XML-RPC and JSON-RPC server serving the rapidrpc demo service",
+               "rapidrpcd"};
+  add_options(app, out, in);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!out.hash_user.empty()) {
+    out.what = task::hash_password;
+    return out;
+  }
+  if (in.worker) {
+    out.what = task::worker;
+    return out;
+  }
+  if (auto status = complete_server_options(out, in)) return *status;
+  return out;
+}
+
+}  // namespace rapidrpcd
