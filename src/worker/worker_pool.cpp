@@ -55,6 +55,10 @@ class worker_pool final : public pool_runner {
       stopping_ = true;
       for (auto& w : workers_) {
         ++w.generation;  // completions from here on are ignored
+        // A call still running has outlived the drain deadline (its
+        // connection is cut off): its worker is killed now, not after the
+        // grace the idle ones get to leave.
+        if (w.current && w.pid > 0) ::kill(w.pid, SIGKILL);
         w.current.reset();
         w.timer.reset();
         boost::system::error_code ec;
@@ -64,7 +68,7 @@ class worker_pool final : public pool_runner {
       work_.reset();
     });
     thread_.join();
-    // Workers leave on end of stream; one stuck in a method is killed.
+    // Idle workers leave on end of stream; one that does not is killed.
     auto deadline = clock::now() + std::chrono::seconds(2);
     for (auto& w : workers_) {
       if (w.pid <= 0) continue;

@@ -1,0 +1,158 @@
+"""What docs/design.md promises of the processes the daemon starts.
+
+- Prefork respawn ("Modes"): "A crash costs that connection; the
+  supervisor replaces the worker at once, or with a growing delay (up to
+  5 s) if workers keep dying young." With one worker, test.crash calls on
+  raw sockets (no client that retries) kill it again and again right after
+  it starts: the delays before a new worker takes the next connection are
+  at once for the first deaths, then grow, and stop growing at 5 s; a
+  worker that has lived a while is again replaced at once.
+- `--isolate` workers ("Worker processes"): "Workers inherit no other
+  descriptor (posix_spawn with closefrom), so a worker never holds the
+  listening port": each worker's /proc/PID/fd holds 0, 1, 2 and the socket
+  pair at 3, nothing else, neither at start nor when a worker is replaced
+  while clients are connected and the access log is open.
+
+This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
+"""
+
+import os
+import resource
+import sys
+import tempfile
+import time
+import unittest
+
+import procs
+from harness import (IncompleteResponse, RawClient, call_body, http_request, main, parse_fault,
+                     parse_result, running_daemon)
+
+# test.crash raises SIGSEGV: no core files from the daemon's processes.
+_soft, _hard = resource.getrlimit(resource.RLIMIT_CORE)
+resource.setrlimit(resource.RLIMIT_CORE, (0, _hard))
+
+INTERNAL_ERROR = -32603
+CAP = 5.0
+# How late a replacement may come beyond its delay on a loaded machine (the
+# supervisor polls every 20 ms; then a fork, an accept and the crash).
+SLACK = 0.6
+AT_ONCE = 0.3
+
+
+def report(msg):
+    print(f"\n  {msg}", file=sys.stderr, flush=True)
+
+
+def daemon(*args):
+    return running_daemon(*args, env_args=False)
+
+
+def crash(d):
+    """test.crash on a new raw connection; returns when the connection ends
+    (the worker is dead), asserting no answer came."""
+    with RawClient(d, timeout=30) as c:
+        c.send(http_request(call_body("test.crash"), headers=[("Connection", "close")]))
+        try:
+            resp = c.read_response()
+        except (IncompleteResponse, ConnectionResetError):
+            return time.monotonic()
+    raise AssertionError(f"test.crash was answered: {resp!r}")
+
+
+class PreforkRespawn(unittest.TestCase):
+
+    def test_a_worker_dying_young_again_and_again_is_replaced_ever_later_up_to_5_s(self):
+        with daemon("--mode", "prefork", "--processes", "1", "--enable-test-methods") as d:
+            # The first worker has lived a while: its death is not a young one.
+            procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 1, time.monotonic() + 5)
+            time.sleep(1.2)
+            # Each crash goes to the worker that replaces the last one, as
+            # soon as it is there: the time from one death to the next is
+            # the supervisor's delay (plus a fork and a crash).
+            deaths = [crash(d)]
+            for _ in range(7):
+                deaths.append(crash(d))
+            delays = [b - a for a, b in zip(deaths, deaths[1:])]
+            # A worker that has lived more than a while is replaced at once.
+            with RawClient(d, timeout=30) as c:
+                c.send(http_request(call_body("sample.add", 20, 22), headers=[("Connection", "close")]))
+                self.assertEqual(parse_result(c.read_response().body), 42)
+            time.sleep(1.5)
+            t = crash(d)
+            after_a_long_life = crash(d) - t
+            report(f"prefork --processes 1: delays between deaths {[round(x, 2) for x in delays]} s; "
+                   f"after a worker that lived 1.5 s: {after_a_long_life:.2f} s")
+            # Every death was seen (the last one within the supervisor's poll).
+            line = "died from signal 11; replacing it"
+            procs.wait_for(lambda: d.stderr_text(limit=20000).count(line) >= 10, time.monotonic() + 2)
+            text = d.stderr_text(limit=20000)
+            self.assertEqual(text.count(line), 10, text[-3000:])
+
+            # The first deaths: replaced at once.
+            self.assertLess(delays[0], AT_ONCE, delays)
+            # Then growing...
+            growing = delays[1:6]
+            for a, b in zip(growing, growing[1:]):
+                self.assertGreater(b, a + 0.1, f"the delays do not grow: {delays}")
+            self.assertGreater(delays[5], 2.0, f"the delays do not grow: {delays}")
+            # ...up to 5 s, and no further.
+            for x in delays[5:]:
+                self.assertLess(x, CAP + SLACK, f"a delay past the 5 s cap: {delays}")
+            self.assertGreater(delays[6], CAP - 0.2, f"the delays stop short of the cap: {delays}")
+            self.assertLess(after_a_long_life, AT_ONCE,
+                            "a worker that lived 1.5 s was not replaced at once")
+
+
+class IsolateDescriptors(unittest.TestCase):
+
+    def assert_only_the_socket_pair(self, d, where):
+        root = d.proc.pid
+        listening = procs.listening_inodes(d.port)
+        self.assertTrue(listening, "cannot find the listening socket in /proc/net")
+        workers = procs.live_children(root)
+        self.assertEqual(len(workers), 2, f"{where}: workers {workers}")
+        parent_fds = procs.open_fds(root)
+        self.assertTrue(any(procs.socket_inode(t) in listening for t in parent_fds.values()),
+                        "the daemon does not hold its listening socket (the check would be blind)")
+        for pid in workers:
+            fds = procs.open_fds(pid)
+            self.assertEqual(sorted(fds), [0, 1, 2, 3], f"{where}: worker {pid} holds {fds}")
+            self.assertIsNotNone(procs.socket_inode(fds[3]), f"{where}: fd 3 of {pid} is {fds[3]}")
+            for n, target in fds.items():
+                self.assertNotIn(procs.socket_inode(target), listening,
+                                 f"{where}: worker {pid} holds the listening socket at fd {n}")
+        return workers
+
+    def test_isolate_workers_hold_only_their_socket_pair(self):
+        with tempfile.TemporaryDirectory(prefix="rapidrpc-fds-") as tmp:
+            log = os.path.join(tmp, "access.log")
+            with daemon("--isolate", "--workers", "2", "--enable-test-methods",
+                        "--access-log", log) as d:
+                procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 2, time.monotonic() + 5)
+                first = self.assert_only_the_socket_pair(d, "at start")
+                # Replace a worker while clients hold connections: the
+                # replacement is spawned with those sockets open in the daemon.
+                clients = [RawClient(d) for _ in range(4)]
+                try:
+                    for c in clients:
+                        c.send(http_request(call_body("sample.add", 1, 2)))
+                        self.assertEqual(parse_result(c.read_response().body), 3)
+                    with RawClient(d, timeout=30) as c:
+                        c.send(http_request(call_body("test.crash")))
+                        fault = parse_fault(c.read_response().body)
+                        self.assertEqual(fault.faultCode, INTERNAL_ERROR)
+                    procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 2
+                                   and set(procs.live_children(d.proc.pid)) != set(first),
+                                   time.monotonic() + 5)
+                    later = self.assert_only_the_socket_pair(d, "after a replacement")
+                    self.assertNotEqual(set(later), set(first), "no worker was replaced")
+                    held = {procs.socket_inode(t) for t in procs.open_fds(d.proc.pid).values()}
+                    self.assertGreater(len(held - {None}), 4 + 2,
+                                       "the daemon does not hold the client sockets")
+                finally:
+                    for c in clients:
+                        c.close()
+
+
+if __name__ == "__main__":
+    main()
