@@ -59,8 +59,6 @@ outcome to_outcome(call_result&& r) {
   }
 }
 
-bool is_localhost(std::string_view host) noexcept { return iequals(host, "localhost"); }
-
 value result_or_throw(call_result&& r) {
   switch (r.index()) {
     case 0:
