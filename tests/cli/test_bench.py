@@ -65,6 +65,13 @@ class BenchTest(harness.DaemonTestCase):
         self.assertEqual(len(r["settings"]["expected"]), 4180)
         self.assertTrue(line.endswith(r["settings"]["expected"][-32:] + '" (4,180 characters)'))
 
+    def test_localhost_in_any_case_is_the_loopback(self):
+        # the library's rule: no resolver, so no /etc/hosts needed either
+        url = self.url.replace(harness.HOST, "LocalHost")
+        self.assertIn("LocalHost", url)
+        r = self.bench("-c", 1, "-n", 20, url, "sample.add", "i/3", "i/5")
+        self.assertEqual(r["ok"], 20)
+
     def test_jsonrpc_protocol(self):
         r = self.bench("-P", "jsonrpc", "-c", 4, "-n", 300, self.url, "sample.add", "i/3", "i/5")
         self.assertEqual(r["ok"], 300)
