@@ -82,6 +82,13 @@ struct response {
 /// a valid JSON-RPC 2.0 response object.
 std::variant<response, error_reply> parse_response(std::string_view text, const limits& lim = {});
 
+/// Parses one JSON value (not a request: any JSON text) with the mapping
+/// above, e.g. a value typed on a command line. An error_reply (its id
+/// "null") if it is not JSON or not UTF-8 (-32700, the detail says where),
+/// nests or holds values past the limits (-32600), or repeats a member name
+/// or holds a number no value can carry (-32602).
+std::variant<value, error_reply> parse_value(std::string_view text, const limits& lim = {});
+
 /// Appends a request object; `id` is JSON text, empty for a notification.
 /// Throws std::invalid_argument, leaving `out` as it was, if a value cannot
 /// be written (a string that is not UTF-8, a non-finite double).
@@ -100,9 +107,16 @@ void write_error(std::string& out, std::string_view id, std::int32_t code, std::
 /// Appends one value as JSON (the mapping above). Throws like write_request.
 void write_value(std::string& out, const value& v);
 
-/// Appends `s` as a JSON string literal; invalid UTF-8 throws
-/// std::invalid_argument (leaving `out` as it was).
-void write_string(std::string& out, std::string_view s);
+/// What write_string() does with bytes that are not UTF-8.
+enum class invalid_utf8 : std::uint8_t {
+  throw_error,  ///< throw std::invalid_argument, leaving the output as it was
+  replace,      ///< write U+FFFD for each such byte (for messages and logs)
+};
+
+/// Appends `s` as a JSON string literal: `"` and `\` escaped, control
+/// characters as \n, \t, ... or \u00XX, other UTF-8 as is.
+void write_string(std::string& out, std::string_view s,
+                  invalid_utf8 policy = invalid_utf8::throw_error);
 
 /// The specification's message for a standard code, or empty.
 std::string_view standard_message(std::int32_t code) noexcept;

@@ -1,4 +1,4 @@
-// rapidrpc in one include: the value model, both codecs, the registry, the
+// rapidrpc in one include: the value model and its literals, both codecs, the registry, the
 // server, both clients, access control and the worker side. Including the
 // header a program needs (rapidrpc/server.hpp, rapidrpc/client.hpp, ...)
 // compiles faster; this one is for trying things out and for programs that
@@ -13,8 +13,11 @@
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/limits.hpp>
+#include <rapidrpc/literals.hpp>
+#include <rapidrpc/localhost.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/server.hpp>
+#include <rapidrpc/tls_client.hpp>
 #include <rapidrpc/value.hpp>
 #include <rapidrpc/worker.hpp>
 #include <rapidrpc/xmlrpc.hpp>

@@ -51,6 +51,8 @@
 // as with any Asio handler, after the call's own state is settled.
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/localhost.hpp>
+#include <rapidrpc/tls_client.hpp>
 
 #include "client/wire.hpp"
 #include "http/gzip.hpp"
@@ -69,8 +71,6 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 #include <sys/socket.h>
 #include <algorithm>
 #include <array>
@@ -111,31 +111,6 @@ struct idle_connection {
   tcp::socket& lowest() noexcept { return tls ? tls->next_layer() : socket; }
 };
 
-// The TLS settings of an https client: TLS 1.2 or later; unless told
-// otherwise, the server's chain is verified against the system's CA store
-// or options.tls_ca_file (its host name is checked per connection).
-std::unique_ptr<net::ssl::context> make_tls_context(const client_options& options) {
-  auto ctx = std::make_unique<net::ssl::context>(net::ssl::context::tls_client);
-  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-  ctx->set_options(net::ssl::context::no_compression);
-  boost::system::error_code ec;
-  if (!options.tls_verify) {
-    ctx->set_verify_mode(net::ssl::verify_none);
-    return ctx;
-  }
-  if (options.tls_ca_file.empty()) {
-    ctx->set_default_verify_paths(ec);
-    if (ec) throw std::invalid_argument("cannot load the system's CA certificates: " + ec.message());
-  } else {
-    ctx->load_verify_file(options.tls_ca_file, ec);
-    if (ec)
-      throw std::invalid_argument("cannot load CA certificates from " + options.tls_ca_file + ": " +
-                                  ec.message());
-  }
-  ctx->set_verify_mode(net::ssl::verify_peer);
-  return ctx;
-}
-
 // What the client and its calls in flight share. Used from the executor's
 // thread only.
 struct shared_state : std::enable_shared_from_this<shared_state> {
@@ -147,13 +122,14 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
         authority(target.host + ":" + target.port),
         own_loop(own),
         deadlines(executor) {
-    if (target.scheme == "https") tls = make_tls_context(options);
+    if (target.scheme == "https")
+      tls = make_tls_client_context({options.tls_ca_file, options.tls_verify});
     boost::system::error_code ec;
     auto address = net::ip::make_address(target.host, ec);
     const auto port = static_cast<unsigned short>(std::stoul(target.port));
     if (!ec) {
       literal = tcp::endpoint(address, port);
-    } else if (client_detail::is_localhost(target.host)) {
+    } else if (is_localhost(target.host)) {
       // The loopback addresses without the resolver (RFC 6761), as the
       // server binds them: "localhost" works with no /etc/hosts too.
       loopback = {tcp::endpoint(net::ip::address_v4::loopback(), port),
@@ -176,7 +152,7 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
   std::string authority;                 // host:port, for messages
   std::optional<tcp::endpoint> literal;  // the host is an IP address: no resolver
   std::vector<tcp::endpoint> loopback;   // the host is "localhost": no resolver either
-  std::unique_ptr<net::ssl::context> tls;  // https
+  std::shared_ptr<net::ssl::context> tls;  // https
   bool own_loop;                         // the client runs its own io_context
   std::vector<idle_connection> idle;     // keep-alive connections, most recent last
   std::unordered_set<call_op*> active;   // calls in flight
@@ -326,21 +302,12 @@ class call_op : public std::enable_shared_from_this<call_op> {
   // https: the handshake is part of connecting (connect_timeout covers it).
   void handshake() {
     tls_ = std::make_unique<tls_stream>(std::move(socket_), *state_->tls);
-    SSL* ssl = tls_->native_handle();
-    const std::string& host = state_->target.host;
-    if (!state_->literal) SSL_set_tlsext_host_name(ssl, host.c_str());  // SNI takes names only
-    if (state_->options.tls_verify) {
-      // OpenSSL checks the certificate's subjectAltName (or CN) against the
-      // URL's host: a name, or an IP address.
-      bool named = state_->literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str()) == 1
-                                   : SSL_set1_host(ssl, host.c_str()) == 1;
-      if (!named) {
-        return net::post(state_->executor, [self = shared_from_this(), gen = gen_] {
-          if (self->stale(gen)) return;
-          self->finish(transport_error(why::connect, "cannot check the certificate of \"" +
-                                                         self->state_->target.host + "\""));
-        });
-      }
+    if (!set_tls_client_host(tls_->native_handle(), state_->target.host, state_->options.tls_verify)) {
+      return net::post(state_->executor, [self = shared_from_this(), gen = gen_] {
+        if (self->stale(gen)) return;
+        self->finish(transport_error(why::connect, "cannot check the certificate of \"" +
+                                                       self->state_->target.host + "\""));
+      });
     }
     tls_->async_handshake(net::ssl::stream_base::client,
                           [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec) {
@@ -352,12 +319,9 @@ class call_op : public std::enable_shared_from_this<call_op> {
   void on_handshake(const boost::system::error_code& ec) {
     if (ec) {
       if (state_->closed) return fail_closed();
-      std::string reason = ec.message();
-      long verify = SSL_get_verify_result(tls_->native_handle());
-      if (verify != X509_V_OK)
-        reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
-      return finish(transport_error(
-          why::connect, "the TLS handshake with " + state_->authority + " failed: " + reason));
+      return finish(transport_error(why::connect, "the TLS handshake with " + state_->authority +
+                                                      " failed: " +
+                                                      tls_handshake_failure(tls_->native_handle(), ec.message())));
     }
     connecting_ = false;
     set_due(deadline_);

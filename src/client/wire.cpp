@@ -1,15 +1,14 @@
 #include "client/wire.hpp"
 
 #include "http/gzip.hpp"
-#include "xmlrpc/literals.hpp"
 
 #include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/literals.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <stdexcept>
 
 #ifndef RAPIDRPC_CLIENT_VERSION
@@ -59,8 +58,6 @@ outcome to_outcome(call_result&& r) {
       return fault(fault_code::transport_error, std::get<transport_error>(r).what());
   }
 }
-
-bool is_localhost(std::string_view host) noexcept { return iequals(host, "localhost"); }
 
 value result_or_throw(call_result&& r) {
   switch (r.index()) {
@@ -119,9 +116,7 @@ request_head::request_head(const url& target, const client_options& options) {
   if ((!target.user.empty() || !target.password.empty()) && !own_auth) {
     std::string credentials = target.user + ':' + target.password;
     fixed_ += "Authorization: Basic ";
-    xmlrpc::detail::append_base64(
-        fixed_,
-        std::span(reinterpret_cast<const std::uint8_t*>(credentials.data()), credentials.size()));
+    append_base64(fixed_, credentials);
     fixed_ += "\r\n";
   }
   if (!options.keep_alive) fixed_ += "Connection: close\r\n";

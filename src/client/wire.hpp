@@ -22,10 +22,6 @@ using call_result = std::variant<value, fault, transport_error>;
 /// fault_code::transport_error with its message.
 outcome to_outcome(call_result&& r);
 
-/// True for "localhost" (any case), which the client takes to mean the
-/// loopback addresses without asking the resolver (RFC 6761).
-bool is_localhost(std::string_view host) noexcept;
-
 /// The result, or throws the fault or the transport_error (the throwing
 /// form of call()).
 value result_or_throw(call_result&& r);

@@ -5,7 +5,7 @@
 // why this parser.
 #include <rapidrpc/jsonrpc.hpp>
 
-#include "xmlrpc/literals.hpp"
+#include <rapidrpc/literals.hpp>
 
 #include <boost/json/basic_parser_impl.hpp>
 
@@ -53,12 +53,6 @@ struct envelope {
   }
 };
 
-bool parse_extended_date(std::string_view s, date_time& out) {
-  // Only the form the writer produces, so that it reads back the same.
-  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T') return false;
-  return xmlrpc::detail::parse_date_time(s, out);
-}
-
 // {"$base64": "..."} and {"$datetime": "..."} in canonical form become
 // bytes and dates; any other object stays a struct.
 value object_value(structure&& members) {
@@ -68,13 +62,15 @@ value object_value(structure&& members) {
       if (key == "$base64") {
         bytes b;
         std::string again;
-        if (xmlrpc::detail::decode_base64(*text, b.data)) {
-          xmlrpc::detail::append_base64(again, b.data);
+        if (decode_base64(*text, b.data)) {
+          append_base64(again, b.data);
           if (again == *text) return value(std::move(b));
         }
       } else if (key == "$datetime") {
+        // Only the form the writer produces (19 characters), so that it
+        // reads back the same.
         date_time t;
-        if (parse_extended_date(*text, t)) return value(t);
+        if (text->size() == 19 && parse_date_time(*text, t)) return value(t);
       }
     }
   }
@@ -94,7 +90,10 @@ class handler {
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
-  handler(const limits& lim, bool response) : lim_(lim), response_(response) {}
+  // `response`: the text is a response; `any_value`: the text is one JSON
+  // value, no envelope (parse_value); neither: a request or a batch.
+  handler(const limits& lim, bool response, bool any_value = false)
+      : lim_(lim), response_(response), any_value_(any_value) {}
 
   // ---- results ---------------------------------------------------------------
 
@@ -103,6 +102,11 @@ class handler {
   bool root_scalar = false;
   std::vector<std::variant<request, error_reply>> entries;
   std::optional<response> answer;  // response mode
+  std::optional<value> root;       // any_value mode
+
+  // What was wrong inside a value (a repeated member name, a number no
+  // value can hold); empty if nothing.
+  const std::string& inner_error() const noexcept { return env_.inner_error; }
 
   // ---- basic_parser's events -------------------------------------------------
 
@@ -258,7 +262,7 @@ class handler {
   }
 
   bool open(bool is_object, bj::error_code& ec) {
-    if (frames_.empty()) {
+    if (frames_.empty() && !any_value_) {
       if (level_ == level::top && !started_) {
         started_ = true;
         if (is_object) {
@@ -316,6 +320,7 @@ class handler {
       case level::top:
         started_ = true;
         root_scalar = true;
+        if (any_value_) root = std::move(v);
         return true;
     }
     return true;
@@ -440,6 +445,7 @@ class handler {
 
   const limits& lim_;
   bool response_;
+  bool any_value_;
   bool started_ = false;
   level level_ = level::top;
   std::vector<frame> frames_;  // containers being built below the envelope
@@ -488,6 +494,14 @@ std::variant<message, error_reply> parse_request(std::string_view text, const li
   m.batch = h.batch;
   m.entries = std::move(h.entries);
   return m;
+}
+
+std::variant<value, error_reply> parse_value(std::string_view text, const limits& lim) {
+  bj::basic_parser<handler> p(parse_options(lim), lim, false, true);
+  if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
+  auto& h = p.handler();
+  if (!h.inner_error().empty()) return error_reply{"null", fault_code::invalid_params, h.inner_error()};
+  return std::move(*h.root);
 }
 
 std::variant<response, error_reply> parse_response(std::string_view text, const limits& lim) {

@@ -1,9 +1,9 @@
 // The JSON-RPC writers: compact texts appended straight to a string.
 #include <rapidrpc/jsonrpc.hpp>
 
-#include "jsonrpc/dates.hpp"
+#include <rapidrpc/literals.hpp>
+
 #include "value/text.hpp"
-#include "xmlrpc/literals.hpp"
 
 #include <charconv>
 #include <stdexcept>
@@ -11,11 +11,9 @@
 namespace rapidrpc::jsonrpc {
 namespace {
 
-enum class on_invalid : std::uint8_t { throw_error, replace };
-
 constexpr char hex_digits[] = "0123456789abcdef";
 
-void append_string(std::string& out, std::string_view s, on_invalid policy) {
+void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* const end = p + s.size();
   const auto* run = p;  // start of bytes not yet copied
@@ -56,7 +54,7 @@ void append_string(std::string& out, std::string_view s, on_invalid policy) {
       p += n;
       continue;
     }
-    if (policy == on_invalid::throw_error)
+    if (policy == invalid_utf8::throw_error)
       throw std::invalid_argument("a string is not valid UTF-8; JSON cannot carry it");
     flush(p);
     out += "\xEF\xBF\xBD";  // U+FFFD
@@ -74,19 +72,19 @@ struct value_writer {
   void operator()(std::int64_t i) const { integer(i); }
   void operator()(bool b) const { out += b ? "true" : "false"; }
   void operator()(double d) const {
-    if (!xmlrpc::detail::append_double(out, d))
+    if (!append_double(out, d))
       throw std::invalid_argument("JSON cannot carry an infinite or NaN number");
   }
-  void operator()(const std::string& s) const { append_string(out, s, on_invalid::throw_error); }
+  void operator()(const std::string& s) const { append_string(out, s, invalid_utf8::throw_error); }
   void operator()(const date_time& t) const {
-    if (!xmlrpc::detail::is_valid(t)) throw std::invalid_argument("date_time field out of range");
+    if (!is_valid(t)) throw std::invalid_argument("date_time field out of range");
     out += "{\"$datetime\":\"";
-    detail::append_date_time(out, t);
+    append_date_time(out, t, date_format::extended);
     out += "\"}";
   }
   void operator()(const bytes& b) const {
     out += "{\"$base64\":\"";
-    xmlrpc::detail::append_base64(out, b.data);
+    append_base64(out, b.data);
     out += "\"}";
   }
   void operator()(const array& a) const {
@@ -105,7 +103,7 @@ struct value_writer {
     for (const auto& [name, member] : s) {
       if (!first) out += ',';
       first = false;
-      append_string(out, name, on_invalid::throw_error);
+      append_string(out, name, invalid_utf8::throw_error);
       out += ':';
       std::visit(*this, member.raw());
     }
@@ -122,27 +120,6 @@ struct value_writer {
 
 }  // namespace
 
-void detail::append_date_time(std::string& out, const date_time& t) {
-  char buf[20];
-  auto two = [&](std::size_t at, unsigned v) {
-    buf[at] = static_cast<char>('0' + v / 10);
-    buf[at + 1] = static_cast<char>('0' + v % 10);
-  };
-  two(0, static_cast<unsigned>(t.year) / 100);
-  two(2, static_cast<unsigned>(t.year) % 100);
-  buf[4] = '-';
-  two(5, t.month);
-  buf[7] = '-';
-  two(8, t.day);
-  buf[10] = 'T';
-  two(11, t.hour);
-  buf[13] = ':';
-  two(14, t.minute);
-  buf[16] = ':';
-  two(17, t.second);
-  out.append(buf, 19);
-}
-
 std::string_view standard_message(std::int32_t code) noexcept {
   switch (code) {
     case fault_code::parse_error: return "Parse error";
@@ -158,15 +135,16 @@ void write_value(std::string& out, const value& v) {
   rapidrpc::detail::append_or_restore(out, [&] { std::visit(value_writer{out}, v.raw()); });
 }
 
-void write_string(std::string& out, std::string_view s) {
-  rapidrpc::detail::append_or_restore(out, [&] { append_string(out, s, on_invalid::throw_error); });
+void write_string(std::string& out, std::string_view s, invalid_utf8 policy) {
+  if (policy == invalid_utf8::replace) return append_string(out, s, policy);
+  rapidrpc::detail::append_or_restore(out, [&] { append_string(out, s, policy); });
 }
 
 void write_request(std::string& out, std::string_view method, const array& params,
                    std::string_view id) {
   rapidrpc::detail::append_or_restore(out, [&] {
     out += "{\"jsonrpc\":\"2.0\",\"method\":";
-    append_string(out, method, on_invalid::throw_error);
+    append_string(out, method, invalid_utf8::throw_error);
     out += ",\"params\":";
     value_writer{out}(params);
     if (!id.empty()) {
@@ -194,7 +172,7 @@ void write_error(std::string& out, std::string_view id, std::int32_t code, std::
   out.append(buf, r.ptr);
   out += ",\"message\":";
   std::string_view standard = standard_message(code);
-  append_string(out, standard.empty() ? detail : standard, on_invalid::replace);
+  append_string(out, standard.empty() ? detail : standard, invalid_utf8::replace);
   const auto same = [](std::string_view a, std::string_view b) {  // ASCII case aside
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -203,7 +181,7 @@ void write_error(std::string& out, std::string_view id, std::int32_t code, std::
   };
   if (!standard.empty() && !detail.empty() && !same(standard, detail)) {
     out += ",\"data\":";
-    append_string(out, detail, on_invalid::replace);
+    append_string(out, detail, invalid_utf8::replace);
   }
   out += "},\"id\":";
   out += id;

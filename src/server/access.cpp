@@ -1,5 +1,7 @@
 #include "server/access.hpp"
 
+#include <rapidrpc/literals.hpp>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace rapidrpc {
 
@@ -108,65 +111,35 @@ constexpr unsigned max_iterations = 100'000'000;
 constexpr std::size_t hash_bytes = 32;
 constexpr std::size_t salt_bytes = 16;
 
-constexpr char std_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-int b64_value(char c, char c62) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == c62) return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Unpadded base64 with `c62` as the 62nd digit; leftover bits must be zero.
-bool decode_unpadded(std::string_view text, char c62, std::string& out) {
-  out.clear();
-  if (text.size() % 4 == 1) return false;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v = b64_value(c, c62);
-    if (v < 0) return false;
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return (acc & ((1u << bits) - 1)) == 0;
-}
-
 }  // namespace
 
 bool base64_decode(std::string_view text, std::string& out) {
-  if (text.size() % 4 != 0) return false;
-  std::size_t pad = 0;
-  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=') ++pad;
-  return decode_unpadded(text.substr(0, text.size() - pad), '+', out);
+  // The library's decoder skips spaces; a credentials token holds none.
+  if (text.find_first_of(" \t\r\n") != std::string_view::npos) return false;
+  std::vector<std::uint8_t> bytes;
+  if (!rapidrpc::decode_base64(text, bytes)) return false;
+  out.assign(bytes.begin(), bytes.end());
+  return true;
 }
 
 namespace password {
 
+// Passlib's ab64 is standard base64 with '.' for '+' and no padding.
 std::string ab64_encode(std::string_view bytes) {
   std::string out;
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char c : bytes) {
-    acc = (acc << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(std_alphabet[(acc >> bits) & 63]);
-    }
-  }
-  if (bits > 0) out.push_back(std_alphabet[(acc << (6 - bits)) & 63]);
+  rapidrpc::append_base64(out, bytes);
+  while (!out.empty() && out.back() == '=') out.pop_back();
   std::replace(out.begin(), out.end(), '+', '.');
   return out;
 }
 
-bool ab64_decode(std::string_view text, std::string& out) { return decode_unpadded(text, '.', out); }
+bool ab64_decode(std::string_view text, std::string& out) {
+  if (text.size() % 4 == 1 || text.find_first_of("+= \t\r\n") != std::string_view::npos) return false;
+  std::string padded(text);
+  std::replace(padded.begin(), padded.end(), '.', '+');
+  padded.append((4 - padded.size() % 4) % 4, '=');
+  return base64_decode(padded, out);
+}
 
 bool parse(std::string_view text, unsigned& iterations, std::string& salt, std::string& hash) {
   if (text.substr(0, hash_scheme.size()) != hash_scheme) return false;

@@ -1,5 +1,7 @@
 #include <rapidrpc/server.hpp>
 
+#include <rapidrpc/localhost.hpp>
+
 #include "http/response.hpp"
 #include "server/access.hpp"
 #include "server/connection.hpp"
@@ -271,7 +273,7 @@ unsigned or_cores(unsigned n) {
 
 std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) {
   std::vector<tcp::endpoint> out;
-  if (host == "localhost") {
+  if (is_localhost(host)) {
     // Always the loopback addresses, whatever /etc/hosts says (or whether
     // there is one): "localhost" must not depend on the resolver.
     out.emplace_back(net::ip::address_v4::loopback(), port);

@@ -6,7 +6,7 @@
 // the innermost text-holding element goes into one reused buffer.
 #include <rapidrpc/xmlrpc.hpp>
 
-#include "xmlrpc/literals.hpp"
+#include <rapidrpc/literals.hpp>
 
 #include <expat.h>
 
@@ -548,20 +548,19 @@ struct parser::impl {
         end_integer<std::int64_t>(f);
         break;
       case tag::boolean: {
-        bool b = false;
-        if (!detail::parse_boolean(text, b)) return invalid("<boolean> value must be 0 or 1");
-        f.target->raw().emplace<bool>(b);
+        if (text != "0" && text != "1") return invalid("<boolean> value must be 0 or 1");
+        f.target->raw().emplace<bool>(text == "1");
         break;
       }
       case tag::floating: {
         double d = 0;
-        switch (detail::parse_double(text, d)) {
-          case detail::literal_status::ok:
+        switch (rapidrpc::parse_double(text, d)) {
+          case rapidrpc::literal_status::ok:
             f.target->raw().emplace<double>(d);
             break;
-          case detail::literal_status::out_of_range:
+          case rapidrpc::literal_status::out_of_range:
             return invalid("<double> value out of range");
-          case detail::literal_status::malformed:
+          case rapidrpc::literal_status::malformed:
             return invalid("<double> value is not a finite decimal number");
         }
         break;
@@ -571,7 +570,7 @@ struct parser::impl {
         break;
       case tag::date_time: {
         rapidrpc::date_time t;
-        if (!detail::parse_date_time(text, t)) {
+        if (!rapidrpc::parse_date_time(text, t)) {
           return invalid("<dateTime.iso8601> value is not a valid YYYYMMDDTHH:MM:SS date");
         }
         f.target->raw().emplace<rapidrpc::date_time>(t);
@@ -579,7 +578,7 @@ struct parser::impl {
       }
       case tag::base64: {
         auto& b = f.target->raw().emplace<bytes>();
-        if (!detail::decode_base64(text, b.data))
+        if (!rapidrpc::decode_base64(text, b.data))
           return invalid("<base64> value is not valid base64");
         break;
       }
@@ -597,13 +596,13 @@ struct parser::impl {
   template <class Int>
   void end_integer(const frame& f) {
     Int i = 0;
-    switch (detail::parse_integer(text, i)) {
-      case detail::literal_status::ok:
+    switch (rapidrpc::parse_integer(text, i)) {
+      case rapidrpc::literal_status::ok:
         f.target->raw().template emplace<Int>(i);
         return;
-      case detail::literal_status::out_of_range:
+      case rapidrpc::literal_status::out_of_range:
         return invalid(in(f.t) + " value out of range");
-      case detail::literal_status::malformed:
+      case rapidrpc::literal_status::malformed:
         return invalid(in(f.t) + " value is not an integer");
     }
   }

@@ -1,8 +1,9 @@
 // The XML-RPC writers: compact documents appended straight to a string.
 #include <rapidrpc/xmlrpc.hpp>
 
+#include <rapidrpc/literals.hpp>
+
 #include "value/text.hpp"
-#include "xmlrpc/literals.hpp"
 
 #include <charconv>
 #include <stdexcept>
@@ -82,7 +83,7 @@ struct value_writer {
   void operator()(bool b) const { out += b ? "<boolean>1</boolean>" : "<boolean>0</boolean>"; }
   void operator()(double d) const {
     out += "<double>";
-    if (!detail::append_double(out, d)) {
+    if (!rapidrpc::append_double(out, d)) {
       throw std::invalid_argument("XML-RPC cannot carry an infinite or NaN <double>");
     }
     out += "</double>";
@@ -93,14 +94,14 @@ struct value_writer {
     out += "</string>";
   }
   void operator()(const date_time& t) const {
-    if (!detail::is_valid(t)) throw std::invalid_argument("date_time field out of range");
+    if (!rapidrpc::is_valid(t)) throw std::invalid_argument("date_time field out of range");
     out += "<dateTime.iso8601>";
-    detail::append_date_time(out, t);
+    rapidrpc::append_date_time(out, t);
     out += "</dateTime.iso8601>";
   }
   void operator()(const bytes& b) const {
     out += "<base64>";
-    detail::append_base64(out, b.data);
+    rapidrpc::append_base64(out, b.data);
     out += "</base64>";
   }
   void operator()(const array& a) const {

@@ -53,6 +53,25 @@ class BenchTest(harness.DaemonTestCase):
         self.assertEqual(r["ok"], 300, r)
         self.assertEqual(r["settings"]["expected"], {"a": [1, 2.5, "x", None], "b": "8/20240101T00:00:00"})
 
+    def test_a_long_expected_result_is_shortened_in_the_text_summary(self):
+        # load(20000) is a Fibonacci number of 4,180 digits.
+        proc = run_tool("bench", "-c", 1, "-n", 2, self.url, "load", "i/20000")
+        self.assertEqual(proc.returncode, EXIT_OK, describe(proc))
+        line = next(l for l in proc.stdout.splitlines() if "expected result:" in l)
+        self.assertRegex(line, r'^  expected result: "\d{32}\.\.\.\d{32}" \(4,180 characters\)$')
+        self.assertLess(len(line), 120)
+        # the JSON summary keeps the whole value, for machines
+        r = self.bench("-c", 1, "-n", 2, self.url, "load", "i/20000")
+        self.assertEqual(len(r["settings"]["expected"]), 4180)
+        self.assertTrue(line.endswith(r["settings"]["expected"][-32:] + '" (4,180 characters)'))
+
+    def test_localhost_in_any_case_is_the_loopback(self):
+        # the library's rule: no resolver, so no /etc/hosts needed either
+        url = self.url.replace(harness.HOST, "LocalHost")
+        self.assertIn("LocalHost", url)
+        r = self.bench("-c", 1, "-n", 20, url, "sample.add", "i/3", "i/5")
+        self.assertEqual(r["ok"], 20)
+
     def test_jsonrpc_protocol(self):
         r = self.bench("-P", "jsonrpc", "-c", 4, "-n", 300, self.url, "sample.add", "i/3", "i/5")
         self.assertEqual(r["ok"], 300)

@@ -85,10 +85,10 @@ class CallTest(harness.DaemonTestCase):
             "s/text": "text", "s/": "", "s/a/b c": "a/b c", "s/i/3": "i/3",
             "b/t": True, "b/f": False, "b/true": True, "b/false": False,
             "d/2.5": 2.5, "d/-1e3": -1000.0, "n/": None,
-            "h/48656c6c6f": {"base64": "SGVsbG8="}, "h/": {"base64": ""},
-            "6/SGVsbG8=": {"base64": "SGVsbG8="},
-            "8/20240131T12:30:00": {"dateTime.iso8601": "20240131T12:30:00"},
-            "8/2024-02-29T23:59:60": {"dateTime.iso8601": "20240229T23:59:60"},
+            "h/48656c6c6f": {"$base64": "SGVsbG8="}, "h/": {"$base64": ""},
+            "6/SGVsbG8=": {"$base64": "SGVsbG8="},
+            "8/20240131T12:30:00": {"$datetime": "2024-01-31T12:30:00"},
+            "8/2024-02-29T23:59:60": {"$datetime": "2024-02-29T23:59:60"},
         }
         for arg, expected in cases.items():
             with self.subTest(arg=arg):
@@ -123,6 +123,22 @@ class CallTest(harness.DaemonTestCase):
                 got = self.echo_json(arg)
                 self.assertEqual(got, expected)
                 self.assertIs(type(got), type(expected))
+
+    def test_json_markers_are_base64_and_dates(self):
+        """The JSON-RPC mapping both ways: what --json prints is an argument
+        that sends the same value again."""
+        cases = {
+            '{"$base64":"SGVsbG8="}': r"<base64>SGVsbG8=</base64>",
+            '{"$datetime":"2024-01-31T12:30:00"}': r"<dateTime.iso8601>20240131T12:30:00</dateTime.iso8601>",
+            '{"base64":"SGVsbG8="}': r"<struct><member><name>base64</name>",
+            '{"$datetime":"20240131T12:30:00"}': r"<struct><member><name>\$datetime</name>",
+        }
+        for arg, pattern in cases.items():
+            with self.subTest(arg=arg):
+                self.assertRegex(self.echo_xml(arg), pattern)
+        text = '[{"$base64":"AP8="},{"$datetime":"2024-02-29T23:59:60"},{"k":{"$base64":""}}]'
+        self.assertEqual(self.call("echo", text, "--json").stdout, text + "\n")
+        self.assertEqual(self.call("-P", "jsonrpc", "echo", text, "--json").stdout, text + "\n")
 
     def test_json_unicode_escapes(self):
         arg = r'"\ud83d\ude00 \u00e9 é \"q\" \\ \/ \t\n"'
@@ -161,6 +177,8 @@ class CallTest(harness.DaemonTestCase):
         self.assertEqual(self.call("echo", "b/t").stdout, "true\n")
         self.assertEqual(self.call("echo", "d/2.5").stdout, "2.5\n")
         self.assertEqual(self.call("load", "i/10").stdout, "55\n")
+        self.assertEqual(self.call("echo", "8/20240131T12:30:00").stdout, "2024-01-31T12:30:00\n")
+        self.assertEqual(self.call("echo", "h/48656c6c6f").stdout, "base64:SGVsbG8=\n")
 
     def test_xml_prints_the_raw_response(self):
         out = self.call("sample.add", "i/3", "i/5", "--xml").stdout

@@ -1,7 +1,9 @@
 #include "bench_report.hpp"
 
-#include "json.hpp"
+#include "output.hpp"
 
+#include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/literals.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
 #include <algorithm>
@@ -41,6 +43,38 @@ std::string fmt_count(double v) {
     ++n;
   }
   return {out.rbegin(), out.rend()};
+}
+
+// A number in the JSON summary (every figure is finite; null if not).
+void append_number(std::string& out, double d) {
+  if (!append_double(out, d)) out += "null";
+}
+
+// A string in the JSON summary; bytes that are not UTF-8 (a server's text
+// cut short in an error message) become U+FFFD.
+void write_json_string(std::string& out, std::string_view s) {
+  jsonrpc::write_string(out, s, jsonrpc::invalid_utf8::replace);
+}
+
+bool starts_code_point(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
+
+std::size_t code_points(std::string_view s) noexcept {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), starts_code_point));
+}
+
+// The first (or last) n code points of s.
+std::string_view first_code_points(std::string_view s, std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i < s.size(); ++i)
+    if (starts_code_point(s[i]) && n-- == 0) break;
+  return s.substr(0, i);
+}
+
+std::string_view last_code_points(std::string_view s, std::size_t n) noexcept {
+  std::size_t i = s.size();
+  while (i > 0 && n > 0)
+    if (starts_code_point(s[--i])) --n;
+  return s.substr(i);
 }
 
 std::string html_escape(std::string_view s) {
@@ -366,6 +400,25 @@ std::string host_name() {
 
 }  // namespace
 
+std::string shortened_json(const value& v, std::size_t max_chars) {
+  const std::size_t keep = max_chars / 2 > 8 ? max_chars / 2 - 4 : 4;
+  if (const auto* text = v.get_if<std::string>()) {
+    const std::size_t n = code_points(*text);
+    if (n <= max_chars) return to_json(v);
+    std::string cut(first_code_points(*text, keep));
+    cut += "...";
+    cut += last_code_points(*text, keep);
+    std::string out;
+    write_json_string(out, cut);
+    return out + " (" + fmt_count(static_cast<double>(n)) + " characters)";
+  }
+  const std::string json = to_json(v);
+  const std::size_t n = code_points(json);
+  if (n <= max_chars) return json;
+  return std::string(first_code_points(json, keep)) + " ... " + std::string(last_code_points(json, keep)) +
+         " (" + fmt_count(static_cast<double>(n)) + " characters of JSON)";
+}
+
 double throughput(const bench_result& r) noexcept {
   return r.elapsed_s > 0 ? static_cast<double>(r.ok) / r.elapsed_s : 0;
 }
@@ -376,7 +429,7 @@ std::string summary_text(const bench_result& r) {
   std::string s;
   s += "rapidrpc bench: " + o.method + " on " + o.url + "\n";
   s += "  " + load_description(o) + "\n";
-  s += "  expected result: " + to_json(r.expected) + "\n\n";
+  s += "  expected result: " + shortened_json(r.expected) + "\n\n";
   s += "  calls       " + std::to_string(r.ok) + " ok, " + std::to_string(r.errors.total()) + " errors, in " +
        fixed(r.elapsed_s, 2) + " s";
   if (r.unfinished) s += " (" + std::to_string(r.unfinished) + " still in flight at the end, not counted)";

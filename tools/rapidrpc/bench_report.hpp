@@ -4,9 +4,16 @@
 
 #include "loadgen.hpp"
 
+#include <cstddef>
 #include <string>
 
 namespace rapidrpc::cli {
+
+/// `v` as compact JSON, or, if that is longer than `max_chars` characters,
+/// its start and its end with its length: a string as "1234...5678"
+/// (4,180 characters), anything else as [1,2, ... ,99] (12,345 characters of
+/// JSON). For people (the text summary); the JSON summary keeps it whole.
+std::string shortened_json(const value& v, std::size_t max_chars = 72);
 
 /// Successful calls per second.
 double throughput(const bench_result& r) noexcept;

@@ -1,10 +1,11 @@
 #include "commands.hpp"
 
 #include "bench_report.hpp"
-#include "json.hpp"
+#include "output.hpp"
 #include "zmq_loadgen.hpp"
 
 #include <rapidrpc/client.hpp>
+#include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
@@ -14,24 +15,6 @@
 #include <iostream>
 
 namespace rapidrpc::cli {
-
-std::string readable(const value& v) {
-  switch (v.type()) {
-    case kind::string: return v.as<std::string>();
-    case kind::nil: return "nil";
-    case kind::date_time: {
-      std::string out;
-      append_date_time(out, v.as<date_time>());
-      return out;
-    }
-    case kind::binary: {
-      std::string out = "base64:";
-      append_base64(out, v.as<bytes>().data);
-      return out;
-    }
-    default: return to_json(v, json_style{2});
-  }
-}
 
 namespace {
 
@@ -52,7 +35,7 @@ int print_outcome(const outcome& result, output_format format) {
   if (const auto* f = std::get_if<fault>(&result)) {
     if (format == output_format::json) {
       std::string out = "{\"faultCode\":" + std::to_string(f->code()) + ",\"faultString\":";
-      write_json_string(out, f->message());
+      jsonrpc::write_string(out, f->message(), jsonrpc::invalid_utf8::replace);
       std::cout << out << "}\n";
     }
     std::cerr << "fault " << f->code() << ": " << f->message() << "\n";

@@ -48,8 +48,4 @@ struct bench_outputs {
 /// `rapidrpc bench`: the load, then the summary (and report).
 int run_bench_command(const bench_options& options, const bench_outputs& outputs);
 
-/// The readable form of a result: scalars plain (a string as its text),
-/// arrays and structs as indented JSON.
-std::string readable(const value& v);
-
 }  // namespace rapidrpc::cli

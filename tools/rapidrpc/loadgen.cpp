@@ -4,6 +4,9 @@
 
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/literals.hpp>
+#include <rapidrpc/localhost.hpp>
+#include <rapidrpc/tls_client.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -15,11 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -410,28 +409,15 @@ void connection::on_connect(const boost::system::error_code& ec) {
 void connection::handshake() {
   const auto& p = w_.the_plan();
   tls_.emplace(socket_, *p.tls);
-  SSL* ssl = tls_->native_handle();
-  boost::system::error_code ec;
-  bool literal = (net::ip::make_address(p.host, ec), !ec);
-  if (!literal) SSL_set_tlsext_host_name(ssl, p.host.c_str());
-  if (p.verify) {
-    if (literal)
-      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), p.host.c_str());
-    else
-      SSL_set1_host(ssl, p.host.c_str());
-  }
+  if (!set_tls_client_host(tls_->native_handle(), p.host, p.verify))
+    return fail(fail_kind::connect, "cannot check the certificate of \"" + p.host + "\"");
   tls_->async_handshake(net::ssl::stream_base::client, [this](const boost::system::error_code& hec) {
     if (timed_out_) {
       timed_out_ = false;
       return fail(fail_kind::timeout, "no TLS handshake within the timeout");
     }
-    if (hec) {
-      std::string reason = hec.message();
-      long verify = SSL_get_verify_result(tls_->native_handle());
-      if (verify != X509_V_OK)
-        reason = std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
-      return fail(fail_kind::connect, "TLS handshake: " + reason);
-    }
+    if (hec)
+      return fail(fail_kind::connect, "TLS handshake: " + tls_handshake_failure(tls_->native_handle(), hec.message()));
     ready();
   });
 }
@@ -672,19 +658,9 @@ std::string encode_request(const bench_options& o, const url& u) {
          std::to_string(body.size()) + "\r\n";
   if (!o.keep_alive) req += "Connection: close\r\n";
   if (!u.user.empty() || !u.password.empty()) {
-    std::string cred = u.user + ":" + u.password;
-    std::string b64;
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (std::size_t i = 0; i < cred.size(); i += 3) {
-      unsigned n = static_cast<unsigned char>(cred[i]) << 16;
-      if (i + 1 < cred.size()) n |= static_cast<unsigned char>(cred[i + 1]) << 8;
-      if (i + 2 < cred.size()) n |= static_cast<unsigned char>(cred[i + 2]);
-      b64 += alphabet[n >> 18];
-      b64 += alphabet[(n >> 12) & 63];
-      b64 += i + 1 < cred.size() ? alphabet[(n >> 6) & 63] : '=';
-      b64 += i + 2 < cred.size() ? alphabet[n & 63] : '=';
-    }
-    req += "Authorization: Basic " + b64 + "\r\n";
+    req += "Authorization: Basic ";
+    append_base64(req, u.user + ":" + u.password);
+    req += "\r\n";
   }
   for (const auto& [name, val] : o.headers) req += name + ": " + val + "\r\n";
   req += "\r\n";
@@ -736,20 +712,10 @@ bench_result run_bench(const bench_options& options) {
   if (u.scheme == "https") {
     p.host = u.host;
     p.verify = !options.insecure;
-    p.tls = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
-    SSL_CTX_set_min_proto_version(p.tls->native_handle(), TLS1_2_VERSION);
-    boost::system::error_code ec;
-    if (!p.verify) {
-      p.tls->set_verify_mode(net::ssl::verify_none);
-    } else {
-      if (options.ca_file.empty())
-        p.tls->set_default_verify_paths(ec);
-      else
-        p.tls->load_verify_file(options.ca_file, ec);
-      if (ec) throw bench_error("cannot load CA certificates" +
-                                (options.ca_file.empty() ? std::string() : " from " + options.ca_file) +
-                                ": " + ec.message());
-      p.tls->set_verify_mode(net::ssl::verify_peer);
+    try {
+      p.tls = make_tls_client_context({options.ca_file, p.verify});
+    } catch (const std::invalid_argument& e) {
+      throw bench_error(e.what());
     }
   }
   p.request = encode_request(options, u);
@@ -759,12 +725,9 @@ bench_result run_bench(const bench_options& options) {
     net::io_context io;
     tcp::resolver resolver(io);
     boost::system::error_code ec;
-    // "localhost" is the loopback address without the resolver (RFC 6761),
-    // as for the client library and the server: no /etc/hosts needed.
-    const bool localhost = std::ranges::equal(u.host, std::string_view("localhost"), [](char a, char b) {
-      return std::tolower(static_cast<unsigned char>(a)) == b;
-    });
-    auto found = resolver.resolve(localhost ? "127.0.0.1" : u.host, u.port, ec);
+    // "localhost" is the loopback without the resolver, the library's rule;
+    // the load goes to its IPv4 address, the first the server listens on.
+    auto found = resolver.resolve(is_localhost(u.host) ? "127.0.0.1" : u.host, u.port, ec);
     if (ec || found.empty()) throw bench_error("cannot resolve " + u.host + ": " + ec.message());
     p.endpoint = found.begin()->endpoint();
   }

@@ -5,9 +5,8 @@
 //
 // This file only turns the command line into options (commands.hpp); the
 // work is in commands.cpp, loadgen.cpp and bench_report.cpp.
+#include "arguments.hpp"
 #include "commands.hpp"
-#include "json.hpp"
-#include "literals.hpp"
 
 #include <rapidrpc/zmq_client.hpp>
 
@@ -111,7 +110,7 @@ int main(int argc, char** argv) {
       ->required();
   c->add_option("METHOD", call.method, "The method name, e.g. sample.add")->required();
   c->add_option("ARGS", call_args, "The parameters, one argument each (forms below)");
-  auto* json_flag = c->add_flag("--json", call_json, "Print the result as JSON (mapping in docs/cli.md)");
+  auto* json_flag = c->add_flag("--json", call_json, "Print the result as JSON (JSON-RPC's mapping, docs/jsonrpc.md)");
   c->add_flag("--raw,--xml", call_xml, "Print the response body as received (the methodResponse document, or the "
               "JSON-RPC response)")
       ->excludes(json_flag);
@@ -230,13 +229,7 @@ int main(int argc, char** argv) {
                            "use more --connections, or a tcp:// or ipc:// URL");
     bench.params = parse_arguments(bench_args);
     for (const auto& h : bench_headers) bench.headers.push_back(parse_header(h));
-    if (!expect_json.empty()) {
-      try {
-        bench.expect = parse_json(expect_json);
-      } catch (const json_error& e) {
-        throw argument_error(std::string("--expect: ") + e.what());
-      }
-    }
+    if (!expect_json.empty()) bench.expect = parse_json_argument("--expect", expect_json);
     return run_bench_command(bench, outputs);
   } catch (const argument_error& e) {
     std::cerr << "rapidrpc: " << e.what() << "\n";

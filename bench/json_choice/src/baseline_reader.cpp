@@ -6,8 +6,8 @@ namespace json_choice {
 
 rapidrpc::value parse_baseline(std::string_view text) {
   try {
-    return rapidrpc::cli::parse_json(text);
-  } catch (const rapidrpc::cli::json_error& e) {
+    return baseline::parse_json(text);
+  } catch (const baseline::json_error& e) {
     throw read_error(e.what());
   }
 }

@@ -1,5 +1,5 @@
 // One JSON reader per candidate library, each turning a JSON text straight
-// into rapidrpc::value with the mapping of tools/rapidrpc/json.hpp:
+// into rapidrpc::value with the mapping of json.hpp (the command line's old reader):
 //   object -> struct (a repeated member name is an error), array -> array,
 //   string -> string, true/false -> boolean, null -> nil,
 //   integer -> i4 if it fits in 32 bits, else i8 (beyond 64 bits: error),
@@ -23,7 +23,7 @@
 
 namespace json_choice {
 
-inline constexpr std::size_t max_depth = 64;  // as tools/rapidrpc/json.hpp and xmlrpc-c
+inline constexpr std::size_t max_depth = 64;  // as the baseline (json.hpp) and xmlrpc-c
 
 class read_error : public std::runtime_error {
  public:
@@ -93,7 +93,8 @@ class boost_json_reader {
   std::unique_ptr<impl> impl_;
 };
 
-// The baseline: tools/rapidrpc/json.cpp (rapidrpc::cli::parse_json), with its
+// The baseline: json.cpp (baseline::parse_json, the command line's reader
+// before it used the library's codec), with its
 // json_error turned into read_error.
 rapidrpc::value parse_baseline(std::string_view text);
 

@@ -1,16 +1,16 @@
-// Unit tests of the rapidrpc tool's own parsers: the load generator's HTTP
-// response framing (fed split at every byte position), the JSON reader and
-// writer, the argument forms, and the latency histogram.
+// Unit tests of what the rapidrpc tool does itself: the load generator's
+// HTTP response framing (fed split at every byte position), the argument
+// forms, the layout of its output, the bench summary's shortened values, and
+// the latency histogram. (JSON and the scalar literals are the library's:
+// tests/unit/jsonrpc, tests/unit/value.)
+#include "arguments.hpp"
+#include "bench_report.hpp"
 #include "histogram.hpp"
-#include "json.hpp"
-#include "literals.hpp"
+#include "output.hpp"
 #include "response_framing.hpp"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
-#include <random>
 #include <string>
 #include <utility>
 
@@ -109,59 +109,53 @@ TEST(ResponseFraming, RejectsWhatIsNotHttp) {
   EXPECT_EQ(frame_response("", true, f, scratch), frame_status::bad);
 }
 
-// ---- JSON ------------------------------------------------------------------------------
+// ---- output -------------------------------------------------------------------------
 
-TEST(Json, Types) {
-  EXPECT_EQ(parse_json("3"), value(std::int32_t{3}));
-  EXPECT_EQ(parse_json("-2147483648"), value(std::int32_t{-2147483647 - 1}));
-  EXPECT_EQ(parse_json("2147483648"), value(std::int64_t{2147483648}));
-  EXPECT_EQ(parse_json("-9223372036854775808"), value(std::int64_t{INT64_MIN}));
-  EXPECT_THROW(parse_json("9223372036854775808"), json_error);
-  EXPECT_EQ(parse_json("2.5"), value(2.5));
-  EXPECT_EQ(parse_json("1E2"), value(100.0));
-  EXPECT_EQ(parse_json(" null "), value(nil));
-  EXPECT_EQ(parse_json("[true,false,{}]"), value(array{value(true), value(false), value(structure{})}));
-}
-
-TEST(Json, StringsAndEscapes) {
-  EXPECT_EQ(parse_json(R"("\ud83d\ude00")"), value("\xF0\x9F\x98\x80"));
-  EXPECT_EQ(parse_json(R"("\u00e9\/\b\f\n\r\t\"\\")"), value("\xC3\xA9/\b\f\n\r\t\"\\"));
-  EXPECT_EQ(parse_json("\"\xE2\x82\xAC\""), value("\xE2\x82\xAC"));
-  for (const char* bad : {R"("\ud800")", R"("\ud800\u0041")", R"("\udc00")", R"("\u12")", R"("\x")",
-                          "\"\x01\"", "\"\xC3\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"",
-                          "\"abc", "'a'"})
-    EXPECT_THROW(parse_json(bad), json_error) << bad;
-}
-
-TEST(Json, Strictness) {
-  for (const char* bad : {"", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "1e", "-", "[1 2]", "{a:1}",
-                          "{\"a\" 1}", "tru", "nul", "[1]x", "NaN", "Infinity", "1e999", "{\"a\":1,\"a\":2}"})
-    EXPECT_THROW(parse_json(bad), json_error) << bad;
-  EXPECT_NO_THROW(parse_json(std::string(64, '[') + std::string(64, ']')));
-  EXPECT_THROW(parse_json(std::string(65, '[') + std::string(65, ']')), json_error);
-}
-
-TEST(Json, WritesWhatItReads) {
-  for (const char* text : {R"({"a":[1,2.5,"x",null],"b":{"c":true}})", "[]", "{}", "-0.0", "1e+300",
-                           "9223372036854775807", R"("tab\there \"q\" \\ \u0001")"})
-    EXPECT_EQ(to_json(parse_json(text)), text);
+TEST(Output, JsonIsTheJsonRpcMapping) {
+  EXPECT_EQ(to_json(value(structure{{"a", value(array{value(1), value(2.5), value("x"), value(nil)})}})),
+            R"({"a":[1,2.5,"x",null]})");
   EXPECT_EQ(to_json(value(2.0)), "2.0");
-  EXPECT_EQ(to_json(value(bytes(std::string_view("Hello")))), R"({"base64":"SGVsbG8="})");
-  EXPECT_EQ(to_json(value(date_time{2024, 1, 31, 12, 30, 0})), R"({"dateTime.iso8601":"20240131T12:30:00"})");
-  EXPECT_EQ(to_json(parse_json("[1,{\"a\":2}]"), json_style{2}), "[\n  1,\n  {\n    \"a\": 2\n  }\n]");
+  EXPECT_EQ(to_json(value(bytes(std::string_view("Hello")))), R"({"$base64":"SGVsbG8="})");
+  EXPECT_EQ(to_json(value(date_time{2024, 1, 31, 12, 30, 0})), R"({"$datetime":"2024-01-31T12:30:00"})");
+  // What --json prints reads back, as an argument, as the same value.
+  const value all(array{value(std::int64_t{1} << 40), value(-0.5), value(true), value(bytes()),
+                        value(date_time{2024, 2, 29, 23, 59, 60}), value(structure{{"k", value("v")}})});
+  EXPECT_EQ(parse_argument(to_json(all)), all);
 }
 
-TEST(Json, DoublesRoundTrip) {
-  std::mt19937_64 rng(42);
-  for (int i = 0; i < 10000; ++i) {
-    std::uint64_t bits = rng();
-    double d;
-    std::memcpy(&d, &bits, sizeof d);
-    if (!std::isfinite(d)) continue;
-    std::string text;
-    append_number(text, d);
-    EXPECT_EQ(parse_json(text), value(d)) << text;
-  }
+TEST(Output, IndentedLayout) {
+  const value v(array{value(1), value(structure{{"a", value(2)}, {"b", value(array{})}}),
+                      value(bytes(std::string_view("Hi")))});
+  EXPECT_EQ(to_indented_json(v, 2),
+            "[\n  1,\n  {\n    \"a\": 2,\n    \"b\": []\n  },\n  {\"$base64\":\"SGk=\"}\n]");
+  EXPECT_EQ(to_indented_json(value(structure{}), 2), "{}");
+}
+
+TEST(Output, ReadableScalarsArePlain) {
+  EXPECT_EQ(readable(value("two words")), "two words");
+  EXPECT_EQ(readable(value(nil)), "nil");
+  EXPECT_EQ(readable(value(8)), "8");
+  EXPECT_EQ(readable(value(true)), "true");
+  EXPECT_EQ(readable(value(date_time{2024, 1, 31, 12, 30, 0})), "2024-01-31T12:30:00");
+  EXPECT_EQ(readable(value(bytes(std::string_view("Hello")))), "base64:SGVsbG8=");
+  EXPECT_EQ(readable(value(array{value(1)})), "[\n  1\n]");
+}
+
+TEST(Output, LongExpectedResultsAreShortened) {
+  EXPECT_EQ(shortened_json(value("6765")), "\"6765\"");
+  EXPECT_EQ(shortened_json(value(array{value(1), value(2)})), "[1,2]");
+  std::string digits;
+  for (int i = 0; i < 4180; ++i) digits += static_cast<char>('0' + (i * 7 + 3) % 10);
+  const std::string s = shortened_json(value(digits));
+  EXPECT_EQ(s, "\"" + digits.substr(0, 32) + "..." + digits.substr(4180 - 32) + "\" (4,180 characters)");
+  EXPECT_LE(s.size(), 100u);
+  // Characters, not bytes: a cut never splits a UTF-8 sequence.
+  std::string accents;
+  for (int i = 0; i < 100; ++i) accents += "\xC3\xA9";
+  EXPECT_EQ(shortened_json(value(accents), 10), "\"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\" (100 characters)");
+  array many;
+  for (int i = 0; i < 1000; ++i) many.push_back(value(i));
+  EXPECT_EQ(shortened_json(value(many), 20), "[0,1,2 ... 8,999] (3,891 characters of JSON)");
 }
 
 // ---- argument forms ---------------------------------------------------------------------
@@ -178,6 +172,7 @@ TEST(Arguments, TypedForms) {
   EXPECT_EQ(parse_argument("6/AP8="), value(bytes(std::vector<std::uint8_t>{0, 255})));
   EXPECT_EQ(parse_argument("6/"), value(bytes()));
   EXPECT_EQ(parse_argument("8/2024-02-29T23:59:60"), value(date_time{2024, 2, 29, 23, 59, 60}));
+  EXPECT_EQ(parse_argument("8/20240131T12:30:00"), value(date_time{2024, 1, 31, 12, 30, 0}));
   EXPECT_EQ(parse_argument("plain"), value("plain"));
   EXPECT_EQ(parse_argument(""), value(""));
   EXPECT_EQ(parse_argument("ab/c"), value("ab/c"));
@@ -185,6 +180,29 @@ TEST(Arguments, TypedForms) {
                           "b/", "b/1", "n/0", "h/0", "h/0g", "6/AP9=", "6/A===", "8/20230229T00:00:00",
                           "8/20240101T24:00:00", "8/20240101T00:00:00Z", "?/x", "[1", "\"open"})
     EXPECT_THROW(parse_argument(bad), argument_error) << bad;
+}
+
+TEST(Arguments, JsonByTheCodecsMapping) {
+  EXPECT_EQ(parse_argument("3"), value(3));
+  EXPECT_EQ(parse_argument("2147483648"), value(std::int64_t{2147483648}));
+  EXPECT_EQ(parse_argument("-1.5"), value(-1.5));
+  EXPECT_EQ(parse_argument("null"), value(nil));
+  EXPECT_EQ(parse_argument(R"("i/3")"), value("i/3"));
+  EXPECT_EQ(parse_argument(R"({"a":[1,2.5,"x",null]})"),
+            value(structure{{"a", value(array{value(1), value(2.5), value("x"), value(nil)})}}));
+  EXPECT_EQ(parse_argument(R"({"$base64":"SGk="})"), value(bytes(std::string_view("Hi"))));
+  EXPECT_EQ(parse_argument(R"({"$datetime":"2024-01-31T12:30:00"})"), value(date_time{2024, 1, 31, 12, 30, 0}));
+  EXPECT_EQ(parse_argument(R"({"base64":"SGk="})"), value(structure{{"base64", value("SGk=")}}));
+  for (const char* bad : {"[1,]", "{\"a\":1,\"a\":2}", "9223372036854775808", "1e999"})
+    EXPECT_THROW(parse_argument(bad), argument_error) << bad;
+  EXPECT_EQ(parse_argument("01x"), value("01x"));  // not JSON: a string
+  try {
+    parse_argument("[1,]");
+    ADD_FAILURE();
+  } catch (const argument_error& e) {
+    EXPECT_NE(std::string(e.what()).find("argument '[1,]': invalid JSON at offset"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_json_argument("--expect", "{"), argument_error);
 }
 
 // ---- histogram ----------------------------------------------------------------------------

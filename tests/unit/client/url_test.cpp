@@ -1,5 +1,6 @@
 // url::parse: what a client accepts as its target, and what it refuses.
 #include <rapidrpc/client.hpp>
+#include <rapidrpc/localhost.hpp>
 
 #include <gtest/gtest.h>
 
@@ -7,6 +8,14 @@
 
 namespace rapidrpc {
 namespace {
+
+TEST(Localhost, OneRuleInAnyCase) {
+  // The rule the server's listener, the client and rapidrpc bench share.
+  for (const char* host : {"localhost", "LocalHost", "LOCALHOST"}) EXPECT_TRUE(is_localhost(host)) << host;
+  for (const char* host : {"", "localhos", "localhost.", "xlocalhost", "localhost.localdomain", "127.0.0.1",
+                           "::1", "local\x80host"})
+    EXPECT_FALSE(is_localhost(host)) << host;
+}
 
 TEST(UrlParse, FullUrl) {
   url u = url::parse("http://alice:secret@example.com:8080/api/xmlrpc");

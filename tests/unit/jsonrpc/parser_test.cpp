@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 namespace rapidrpc::jsonrpc {
@@ -308,6 +309,79 @@ TEST(Response, Invalid) {
            "{",
        }) {
     EXPECT_TRUE(std::holds_alternative<error_reply>(parse_response(text))) << text;
+  }
+}
+
+// ---- one value (parse_value: what the command line reads) -------------------------
+
+value value_ok(std::string_view text) {
+  auto r = parse_value(text);
+  if (auto* e = std::get_if<error_reply>(&r)) {
+    ADD_FAILURE() << "rejected (" << e->code << ": " << e->detail << "): " << text;
+    return {};
+  }
+  return std::get<value>(std::move(r));
+}
+
+std::int32_t value_error(std::string_view text, const limits& lim = {}) {
+  auto r = parse_value(text, lim);
+  if (auto* e = std::get_if<error_reply>(&r)) {
+    EXPECT_FALSE(e->detail.empty()) << text;
+    return e->code;
+  }
+  ADD_FAILURE() << "accepted: " << text;
+  return 0;
+}
+
+TEST(Value, AnyJsonValueWithTheMapping) {
+  EXPECT_EQ(value_ok("3"), value(std::int32_t{3}));
+  EXPECT_EQ(value_ok("-2147483648"), value(std::int32_t{-2147483647 - 1}));
+  EXPECT_EQ(value_ok("2147483648"), value(std::int64_t{2147483648}));
+  EXPECT_EQ(value_ok("-9223372036854775808"), value(std::int64_t{INT64_MIN}));
+  EXPECT_EQ(value_ok("2.5"), value(2.5));
+  EXPECT_EQ(value_ok("1E2"), value(100.0));
+  EXPECT_EQ(value_ok(" null "), value(nil));
+  EXPECT_EQ(value_ok("\"x\""), value("x"));
+  EXPECT_EQ(value_ok("[true,false,{}]"), value(array{value(true), value(false), value(structure{})}));
+  EXPECT_EQ(value_ok(R"({"$base64":"SGk="})"), value(bytes(std::string_view("Hi"))));
+  EXPECT_EQ(value_ok(R"([{"$datetime":"2024-01-31T12:30:00"}])"),
+            value(array{value(date_time{2024, 1, 31, 12, 30, 0})}));
+  EXPECT_EQ(value_ok(R"({"$datetime":"20240131T12:30:00"})"),
+            value(structure{{"$datetime", value("20240131T12:30:00")}}));
+}
+
+TEST(Value, StringsAndEscapes) {
+  EXPECT_EQ(value_ok(R"("\ud83d\ude00")"), value("\xF0\x9F\x98\x80"));
+  EXPECT_EQ(value_ok(R"("\u00e9\/\b\f\n\r\t\"\\")"), value("\xC3\xA9/\b\f\n\r\t\"\\"));
+  EXPECT_EQ(value_ok("\"\xE2\x82\xAC\""), value("\xE2\x82\xAC"));
+  for (const char* bad : {R"("\ud800")", R"("\ud800\u0041")", R"("\udc00")", R"("\u12")", R"("\x")",
+                          "\"\x01\"", "\"\xC3\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"",
+                          "\"\xF4\x90\x80\x80\"", "\"abc", "'a'"})
+    EXPECT_EQ(value_error(bad), fault_code::parse_error) << bad;
+}
+
+TEST(Value, Strictness) {
+  for (const char* bad : {"", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "1e", "-", "[1 2]", "{a:1}",
+                          "{\"a\" 1}", "tru", "nul", "[1]x", "NaN", "Infinity", "[1]/*c*/"})
+    EXPECT_EQ(value_error(bad), fault_code::parse_error) << bad;
+  EXPECT_EQ(value_error("9223372036854775808"), fault_code::invalid_params);
+  EXPECT_EQ(value_error("1e999"), fault_code::invalid_params);
+  EXPECT_EQ(value_error(R"({"a":1,"a":2})"), fault_code::invalid_params);
+  EXPECT_EQ(value_error(R"([{"b":[1,{"a":1,"a":2}]}])"), fault_code::invalid_params);
+  value_ok(std::string(64, '[') + std::string(64, ']'));
+  EXPECT_EQ(value_error(std::string(65, '[') + std::string(65, ']')), fault_code::invalid_request);
+  limits small;
+  small.max_elements = 3;
+  EXPECT_EQ(value_error("[1,2,3]", small), fault_code::invalid_request);
+}
+
+TEST(Value, WritesBackWhatItReads) {
+  for (const char* text : {R"({"a":[1,2.5,"x",null],"b":{"c":true}})", "[]", "{}", "-0.0", "1e+300",
+                           "9223372036854775807", R"("tab\there \"q\" \\ \u0001")",
+                           R"({"$base64":"SGVsbG8="})", R"({"$datetime":"2024-02-29T23:59:60"})"}) {
+    std::string out;
+    write_value(out, value_ok(text));
+    EXPECT_EQ(out, text);
   }
 }
 

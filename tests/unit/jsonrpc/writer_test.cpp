@@ -52,6 +52,15 @@ TEST(Writer, RefusesWhatJsonCannotCarry) {
   EXPECT_EQ(out, "keep");
 }
 
+TEST(Writer, StringsWithInvalidUtf8ThrowOrAreRepaired) {
+  std::string out = "keep";
+  EXPECT_THROW(write_string(out, "a\xFF"), std::invalid_argument);
+  EXPECT_EQ(out, "keep");
+  out.clear();
+  write_string(out, "a\xFF" "b\xC3\xA9\xC3", invalid_utf8::replace);
+  EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xC3\xA9\xEF\xBF\xBD\"");
+}
+
 TEST(Writer, Envelopes) {
   std::string out;
   write_request(out, "sample.add", array{std::int32_t{3}, std::int32_t{5}}, "1");

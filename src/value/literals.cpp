@@ -1,11 +1,12 @@
-#include "xmlrpc/literals.hpp"
+// The scalar literals (include/rapidrpc/literals.hpp).
+#include <rapidrpc/literals.hpp>
 
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <system_error>
 
-namespace rapidrpc::xmlrpc::detail {
+namespace rapidrpc {
 namespace {
 
 constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
@@ -68,12 +69,6 @@ literal_status parse_integer(std::string_view text, std::int32_t& out) noexcept 
 
 literal_status parse_integer(std::string_view text, std::int64_t& out) noexcept {
   return parse_integer_as(text, out);
-}
-
-bool parse_boolean(std::string_view text, bool& out) noexcept {
-  if (text.size() != 1 || (text[0] != '0' && text[0] != '1')) return false;
-  out = text[0] == '1';
-  return true;
 }
 
 literal_status parse_double(std::string_view text, double& out) noexcept {
@@ -209,6 +204,10 @@ void append_base64(std::string& out, std::span<const std::uint8_t> data) {
   }
 }
 
+void append_base64(std::string& out, std::string_view data) {
+  append_base64(out, std::span(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
+}
+
 bool append_double(std::string& out, double d) {
   if (!std::isfinite(d)) return false;
   // Plain decimal where it stays short (the spec's grammar has no exponent),
@@ -223,23 +222,27 @@ bool append_double(std::string& out, double d) {
   return true;
 }
 
-void append_date_time(std::string& out, const date_time& t) {
-  char buf[17];
-  auto put2 = [](char* p, int v) {
-    p[0] = static_cast<char>('0' + v / 10);
-    p[1] = static_cast<char>('0' + v % 10);
+void append_date_time(std::string& out, const date_time& t, date_format format) {
+  const bool extended = format == date_format::extended;
+  char buf[19];
+  char* p = buf;
+  auto put2 = [&p](int v) {
+    *p++ = static_cast<char>('0' + v / 10);
+    *p++ = static_cast<char>('0' + v % 10);
   };
-  put2(buf, t.year / 100);
-  put2(buf + 2, t.year % 100);
-  put2(buf + 4, t.month);
-  put2(buf + 6, t.day);
-  buf[8] = 'T';
-  put2(buf + 9, t.hour);
-  buf[11] = ':';
-  put2(buf + 12, t.minute);
-  buf[14] = ':';
-  put2(buf + 15, t.second);
-  out.append(buf, sizeof buf);
+  put2(t.year / 100);
+  put2(t.year % 100);
+  if (extended) *p++ = '-';
+  put2(t.month);
+  if (extended) *p++ = '-';
+  put2(t.day);
+  *p++ = 'T';
+  put2(t.hour);
+  *p++ = ':';
+  put2(t.minute);
+  *p++ = ':';
+  put2(t.second);
+  out.append(buf, p);
 }
 
-}  // namespace rapidrpc::xmlrpc::detail
+}  // namespace rapidrpc

@@ -28,12 +28,16 @@ extern const char* const argument_forms_help;
 ///   8/YYYYMMDDTHH:MM:SS (or 8/YYYY-MM-DDTHH:MM:SS)   dateTime.iso8601
 ///
 /// Text starting with '{', '[' or '"', and the words true, false, null and
-/// JSON numbers, are read as JSON (see json.hpp). Anything else without a
+/// JSON numbers, are read as JSON by the JSON-RPC codec, with its mapping
+/// (jsonrpc::parse_value; docs/jsonrpc.md). Anything else without a
 /// known "X/" prefix is a string. Throws argument_error for a malformed
 /// typed form or JSON text, and for an unknown one-letter prefix ("x/1").
 value parse_argument(std::string_view text);
 
-/// "YYYYMMDDTHH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" with every field in range.
-bool parse_date_time(std::string_view text, date_time& out) noexcept;
+/// A JSON text (an argument, --expect) as a value, by the JSON-RPC codec's
+/// mapping. Throws argument_error, naming `what`, if it is not valid JSON
+/// or holds what no value can (a repeated member name, an integer beyond
+/// 64 bits, nesting deeper than 64 levels).
+value parse_json_argument(std::string_view what, std::string_view text);
 
 }  // namespace rapidrpc::cli

@@ -3,11 +3,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <system_error>
 
-namespace rapidrpc::cli {
+namespace json_choice::baseline {
+
+using namespace rapidrpc;
 
 namespace {
 
@@ -278,82 +279,9 @@ class reader {
   std::size_t pos_ = 0;
 };
 
-void newline(std::string& out, const json_style& style, int level) {
-  if (style.indent <= 0) return;
-  out += '\n';
-  out.append(static_cast<std::size_t>(style.indent * level), ' ');
-}
-
-void write(std::string& out, const value& v, const json_style& style, int level) {
-  switch (v.type()) {
-    case kind::nil: out += "null"; break;
-    case kind::i4: out += std::to_string(v.as<std::int32_t>()); break;
-    case kind::i8: out += std::to_string(v.as<std::int64_t>()); break;
-    case kind::boolean: out += v.as<bool>() ? "true" : "false"; break;
-    case kind::floating: append_number(out, v.as<double>()); break;
-    case kind::string: write_json_string(out, v.as<std::string>()); break;
-    case kind::date_time:
-      out += style.indent > 0 ? "{\"dateTime.iso8601\": \"" : "{\"dateTime.iso8601\":\"";
-      append_date_time(out, v.as<date_time>());
-      out += "\"}";
-      break;
-    case kind::binary:
-      out += style.indent > 0 ? "{\"base64\": \"" : "{\"base64\":\"";
-      append_base64(out, v.as<bytes>().data);
-      out += "\"}";
-      break;
-    case kind::array: {
-      const auto& a = v.as<array>();
-      if (a.empty()) {
-        out += "[]";
-        break;
-      }
-      out += '[';
-      bool first = true;
-      for (const auto& item : a) {
-        if (!first) out += ',';
-        first = false;
-        newline(out, style, level + 1);
-        write(out, item, style, level + 1);
-      }
-      newline(out, style, level);
-      out += ']';
-      break;
-    }
-    case kind::structure: {
-      const auto& s = v.as<structure>();
-      if (s.empty()) {
-        out += "{}";
-        break;
-      }
-      out += '{';
-      bool first = true;
-      for (const auto& [name, item] : s) {
-        if (!first) out += ',';
-        first = false;
-        newline(out, style, level + 1);
-        write_json_string(out, name);
-        out += style.indent > 0 ? ": " : ":";
-        write(out, item, style, level + 1);
-      }
-      newline(out, style, level);
-      out += '}';
-      break;
-    }
-  }
-}
-
 }  // namespace
 
 value parse_json(std::string_view text) { return reader(text).document(); }
-
-void write_json(std::string& out, const value& v, json_style style) { write(out, v, style, 0); }
-
-std::string to_json(const value& v, json_style style) {
-  std::string out;
-  write_json(out, v, style);
-  return out;
-}
 
 void write_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
@@ -389,32 +317,4 @@ void append_number(std::string& out, double d) {
   if (text.find_first_of(".eEn") == std::string_view::npos) out += ".0";
 }
 
-void append_date_time(std::string& out, const date_time& t) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d%02u%02uT%02u:%02u:%02u", t.year, unsigned{t.month},
-                unsigned{t.day}, unsigned{t.hour}, unsigned{t.minute}, unsigned{t.second});
-  out += buf;
-}
-
-void append_base64(std::string& out, const std::vector<std::uint8_t>& data) {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::size_t i = 0;
-  for (; i + 3 <= data.size(); i += 3) {
-    unsigned n = (unsigned{data[i]} << 16) | (unsigned{data[i + 1]} << 8) | data[i + 2];
-    out += alphabet[n >> 18];
-    out += alphabet[(n >> 12) & 63];
-    out += alphabet[(n >> 6) & 63];
-    out += alphabet[n & 63];
-  }
-  if (std::size_t rest = data.size() - i; rest) {
-    unsigned n = unsigned{data[i]} << 16;
-    if (rest == 2) n |= unsigned{data[i + 1]} << 8;
-    out += alphabet[n >> 18];
-    out += alphabet[(n >> 12) & 63];
-    out += rest == 2 ? alphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-}
-
-}  // namespace rapidrpc::cli
+}  // namespace json_choice::baseline

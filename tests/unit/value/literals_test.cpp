@@ -1,12 +1,19 @@
-// The scalar literal functions shared by the parser and the writers.
-#include "xmlrpc/literals.hpp"
+// The scalar literals (include/rapidrpc/literals.hpp) that the codecs, the
+// client and the command line share.
+#include <rapidrpc/literals.hpp>
 
 #include <gtest/gtest.h>
 
-namespace rapidrpc::xmlrpc::detail {
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+
+namespace rapidrpc {
 namespace {
 
-TEST(XmlrpcLiterals, IntegersTakeASignAndDigitsOnly) {
+TEST(Literals, IntegersTakeASignAndDigitsOnly) {
   std::int32_t i = 0;
   EXPECT_EQ(parse_integer("+17", i), literal_status::ok);
   EXPECT_EQ(i, 17);
@@ -26,7 +33,7 @@ TEST(XmlrpcLiterals, IntegersTakeASignAndDigitsOnly) {
   EXPECT_EQ(parse_integer("9223372036854775808", l), literal_status::out_of_range);
 }
 
-TEST(XmlrpcLiterals, DoublesFollowTheDecimalGrammarWithAnOptionalExponent) {
+TEST(Literals, DoublesFollowTheDecimalGrammarWithAnOptionalExponent) {
   double d = 0;
   EXPECT_EQ(parse_double("-1.5e+3", d), literal_status::ok);
   EXPECT_EQ(d, -1500.0);
@@ -41,7 +48,7 @@ TEST(XmlrpcLiterals, DoublesFollowTheDecimalGrammarWithAnOptionalExponent) {
   EXPECT_EQ(parse_double("+", d), literal_status::malformed);
 }
 
-TEST(XmlrpcLiterals, DatesValidateEveryField) {
+TEST(Literals, DatesValidateEveryField) {
   date_time t;
   EXPECT_TRUE(parse_date_time("20000229T23:59:60", t));
   EXPECT_EQ(t, (date_time{2000, 2, 29, 23, 59, 60}));
@@ -64,9 +71,30 @@ TEST(XmlrpcLiterals, DatesValidateEveryField) {
   std::string out;
   append_date_time(out, date_time{7, 3, 4, 5, 6, 7});
   EXPECT_EQ(out, "00070304T05:06:07");
+  append_date_time(out, date_time{2024, 1, 31, 12, 30, 0}, date_format::extended);
+  EXPECT_EQ(out, "00070304T05:06:072024-01-31T12:30:00");
 }
 
-TEST(XmlrpcLiterals, Base64IsStrictButSkipsWhitespace) {
+TEST(Literals, DatesReadBackInBothForms) {
+  for (const date_time t : {date_time{0, 1, 1, 0, 0, 0}, date_time{9999, 12, 31, 23, 59, 60},
+                            date_time{2024, 2, 29, 7, 8, 9}}) {
+    ASSERT_TRUE(is_valid(t));
+    for (const date_format f : {date_format::basic, date_format::extended}) {
+      std::string text;
+      append_date_time(text, t, f);
+      EXPECT_EQ(text.size(), f == date_format::basic ? 17u : 19u) << text;
+      date_time back;
+      ASSERT_TRUE(parse_date_time(text, back)) << text;
+      EXPECT_EQ(back, t) << text;
+    }
+  }
+  EXPECT_FALSE(is_valid(date_time{2023, 2, 29, 0, 0, 0}));
+  EXPECT_FALSE(is_valid(date_time{2024, 13, 1, 0, 0, 0}));
+  EXPECT_FALSE(is_valid(date_time{2024, 1, 1, 24, 0, 0}));
+  EXPECT_FALSE(is_valid(date_time{-1, 1, 1, 0, 0, 0}));
+}
+
+TEST(Literals, Base64IsStrictButSkipsWhitespace) {
   auto decode = [](std::string_view s) -> std::optional<std::string> {
     std::vector<std::uint8_t> out;
     if (!decode_base64(s, out)) return std::nullopt;
@@ -91,7 +119,53 @@ TEST(XmlrpcLiterals, Base64IsStrictButSkipsWhitespace) {
   const std::uint8_t data[] = {0xfb, 0xff, 0xbf, 0x00};
   append_base64(out, data);
   EXPECT_EQ(out, "+/+/AA==");
+  out.clear();
+  append_base64(out, std::string_view("Aladdin:open sesame"));
+  EXPECT_EQ(out, "QWxhZGRpbjpvcGVuIHNlc2FtZQ==");  // RFC 7617's example
+}
+
+TEST(Literals, Base64RoundTripsEveryLengthAndByte) {
+  std::vector<std::uint8_t> data;
+  for (int n = 0; n < 300; ++n) {
+    std::string text;
+    append_base64(text, data);
+    EXPECT_EQ(text.size(), (data.size() + 2) / 3 * 4);
+    std::vector<std::uint8_t> back;
+    ASSERT_TRUE(decode_base64(text, back)) << text;
+    EXPECT_EQ(back, data);
+    data.push_back(static_cast<std::uint8_t>(n * 37 + 11));
+  }
+}
+
+TEST(Literals, DoublesAreShortestAndReadBackExactly) {
+  const auto text = [](double d) {
+    std::string out;
+    EXPECT_TRUE(append_double(out, d));
+    return out;
+  };
+  EXPECT_EQ(text(0.1), "0.1");
+  EXPECT_EQ(text(3.0), "3.0");
+  EXPECT_EQ(text(-0.0), "-0.0");
+  EXPECT_EQ(text(1000.0), "1000.0");
+  EXPECT_EQ(text(2.5e-8), "2.5e-08");
+  EXPECT_EQ(text(1e100), "1e+100");
+  std::string out = "x";
+  EXPECT_FALSE(append_double(out, INFINITY));
+  EXPECT_FALSE(append_double(out, NAN));
+  EXPECT_EQ(out, "x");
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    if (!std::isfinite(d)) continue;
+    const std::string t = text(d);
+    double back = 0;
+    ASSERT_EQ(parse_double(t, back), literal_status::ok) << t;
+    EXPECT_EQ(std::memcmp(&back, &d, sizeof d), 0) << t;
+    EXPECT_NE(t.find_first_of(".e"), std::string::npos) << t;
+  }
 }
 
 }  // namespace
-}  // namespace rapidrpc::xmlrpc::detail
+}  // namespace rapidrpc
