@@ -128,7 +128,7 @@ class HeadOfLine(DaemonTestCase):
                 self.assertEqual(result, expected[n], f"load({n})")
 
     def test_many_connections_in_parallel(self):
-        # 1000 calls from 20 threads, a new connection per call (the seed's client).
+        # 1000 calls from 20 threads, a new connection per call (the client of bench/cpu_bound).
 
         def call(i):  # sent once: a dropped connection is not retried
             return harness.call_once(self.daemon, "sample.add", i, 1, timeout=harness.CALL_TIMEOUT)
