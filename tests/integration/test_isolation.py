@@ -20,7 +20,6 @@
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
-import os
 import resource
 import socket
 import sys
@@ -30,6 +29,7 @@ import unittest
 import xmlrpc.client
 
 import harness
+from procs import children, tree_cpu, wait_for
 from harness import (RawClient, call_body, concurrent_exchanges, http_request,
                      parse_fault, parse_result, running_daemon)
 
@@ -38,7 +38,6 @@ from harness import (RawClient, call_body, concurrent_exchanges, http_request,
 _soft, _hard = resource.getrlimit(resource.RLIMIT_CORE)
 resource.setrlimit(resource.RLIMIT_CORE, (0, _hard))
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 PREFORK = ("--mode", "prefork", "--processes", "2")
 ISOLATE = ("--isolate", "--workers", "2")
 TEST_METHODS = "--enable-test-methods"
@@ -55,58 +54,7 @@ def daemon(*args):
     return running_daemon(*args, env_args=False)
 
 
-# -- the daemon's processes, from /proc ---------------------------------------------
-
-def _stat(pid):
-    """(ppid, cpu seconds) of a process: its own utime + stime plus cutime +
-    cstime (the children it has reaped), or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(")") + 2:].split()  # from field 3 (state) on
-    ppid = int(fields[1])
-    ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-    return ppid, ticks / CLK_TCK
-
-
-def children(root):
-    """{pid: cpu seconds} of the processes below `root` (any depth)."""
-    parents = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            st = _stat(int(name))
-            if st is not None:
-                parents[int(name)] = st
-    out, todo = {}, [root]
-    while todo:
-        p = todo.pop()
-        for pid, (ppid, cpu) in parents.items():
-            if ppid == p and pid not in out:
-                out[pid] = cpu
-                todo.append(pid)
-    return out
-
-
-def tree_cpu(root):
-    """CPU seconds used by `root` and all its processes, dead ones included:
-    a reaped child's time moves into its parent's cutime/cstime, so the sum
-    only grows. The root is read first, so a child reaped meanwhile is counted
-    at most once."""
-    own = _stat(root)
-    if own is None:
-        raise AssertionError(f"rapidrpcd (pid {root}) is gone")
-    return own[1] + sum(children(root).values())
-
-
-def wait_for(predicate, deadline, interval=0.01):
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(interval)
-
+# -- the daemon's processes, from /proc (procs.py) ------------------------------
 
 def wait_for_workers(d, count, timeout=5.0):
     pids = wait_for(lambda: set(children(d.proc.pid)) if len(children(d.proc.pid)) == count
