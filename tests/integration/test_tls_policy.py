@@ -24,14 +24,13 @@ import os
 import socket
 import ssl
 import subprocess
-import tempfile
 import time
 import unittest
 import warnings
 
 import harness
 from harness import HOST, RAW_TIMEOUT, call_body, http_request
-from tls_pki import OPENSSL, client_context, make_test_pki
+from tls_pki import OPENSSL, TlsDaemon, client_context, make_test_pki
 
 
 def make_rsa_server_cert(directory):
@@ -63,27 +62,8 @@ def tls12_context(ciphers=None, verify_ca=None):
     return ctx
 
 
-class PolicyTestCase(harness.DaemonTestCase):
-    """A daemon serving HTTPS with the certificate cert_kind() makes."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls._dir = tempfile.TemporaryDirectory(prefix="rapidrpc-tls-")
-        cls.pki = make_test_pki(cls._dir.name)
-        cls.cert, cls.key = cls.server_cert()
-        cls.daemon_args = ("--tls-cert", cls.cert, "--tls-key", cls.key)
-        try:
-            super().setUpClass()
-        except BaseException:
-            cls._dir.cleanup()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls._dir.cleanup()
+class PolicyTestCase(TlsDaemon, harness.DaemonTestCase):
+    """A daemon serving HTTPS with the certificate server_cert() makes."""
 
     def handshake(self, ctx, session=None):
         """A finished handshake: the SSLSocket (close it)."""
@@ -239,10 +219,7 @@ class RsaCertificate(PolicyTestCase):
 
 @unittest.skipIf(OPENSSL is None, "the openssl command line is not installed")
 class EcdsaCertificate(PolicyTestCase):
-
-    @classmethod
-    def server_cert(cls):
-        return cls.pki["cert"], cls.pki["key"]
+    """The test PKI's own server certificate (an ECDSA key)."""
 
     def test_tls_1_2_cbc_suites_are_refused(self):
         for suite in ("ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384",

@@ -54,13 +54,15 @@ def client_context(cafile):
 class TlsDaemon:
     """Mixed into a DaemonTestCase: makes the test certificates in a
     temporary directory (cls.pki, as make_test_pki() returns them) and
-    starts the class's daemon serving HTTPS with them."""
+    starts the class's daemon serving HTTPS with server_cert() (cls.cert,
+    cls.key)."""
 
     @classmethod
     def setUpClass(cls):
         cls._dir = tempfile.TemporaryDirectory(prefix="rapidrpc-tls-")
         cls.pki = make_test_pki(cls._dir.name)
-        cls.daemon_args = ("--tls-cert", cls.pki["cert"], "--tls-key", cls.pki["key"])
+        cls.cert, cls.key = cls.server_cert()
+        cls.daemon_args = ("--tls-cert", cls.cert, "--tls-key", cls.key)
         try:
             super().setUpClass()
         except BaseException:
@@ -73,3 +75,9 @@ class TlsDaemon:
             super().tearDownClass()
         finally:
             cls._dir.cleanup()
+
+    @classmethod
+    def server_cert(cls):
+        """(certificate chain file, key file) the daemon serves: by default
+        the PKI's server certificate; a class may make another in cls._dir."""
+        return cls.pki["cert"], cls.pki["key"]
