@@ -2,7 +2,6 @@
 
 #include "http/gzip.hpp"
 #include "http/response.hpp"
-#include "jsonrpc/dispatch.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 
@@ -26,7 +25,6 @@ constexpr std::size_t max_read_chunk = 1024 * 1024;
 constexpr std::size_t keep_buffer_bytes = 64 * 1024;
 // Stop parsing further pipelined requests while this much output is unsent.
 constexpr std::size_t output_high_water = 1024 * 1024;
-constexpr std::string_view json_content_type = "application/json";
 
 // Whether a request on a path serving both protocols is JSON-RPC: its
 // Content-Type says so, or it has no XML Content-Type and its body starts
@@ -49,7 +47,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
               owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
               owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
-      xml_(xmlrpc::document_type::call, owner.shared().xml_limits),
+      exchange_(*owner.shared().methods, owner.shared().xml_limits, owner.shared().json_limits),
       peer_{peer.address(), peer.port(), {}},
       context_(owner.context()) {
   context_.peer = &peer_;
@@ -261,10 +259,7 @@ void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
   const http::request& req = reader_.current();
   set_phase(phase::call, clock::time_point{});  // no deadline while the call runs
-  if (loop_.log() != nullptr) {
-    log_start_ = clock::now();
-    log_request_bytes_ = req.body.size();
-  }
+  if (loop_.log() != nullptr) log_entry_.begin(req.body.size());
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req.version == 10;
 
@@ -292,136 +287,43 @@ void connection::handle_request(bool keep_alive) {
   }
   gzip_reply_ = req.accepts_gzip && shared.gzip_min_bytes != 0;
 
-  if (json_only || (shared.jsonrpc && is_json(req.content_type, document)))
-    return handle_json(document);
-
-  xml_.reset();
-  if (!xml_.feed(document) || !xml_.finish()) {
-    const auto& err = xml_.error();
-    return reply(err.code, err.message);
-  }
-  xmlrpc::method_call& call = xml_.call();
-  if (loop_.log() != nullptr) log_method_ = call.method;  // xml_ keeps it until the next request
-
+  const auto protocol = json_only || (shared.jsonrpc && is_json(req.content_type, document))
+                            ? rpc::protocol::jsonrpc
+                            : rpc::protocol::xmlrpc;
   busy_ = true;
-  if (shared.process_mode) watchdog::watch(fd_, shared.server_name);
-  shared.methods->invoke(context_, call.method, std::move(call.params),
-                         [self = shared_from_this()](outcome result) {
-                           self->finish_call(std::move(result));
-                         });
+  if (shared.process_mode) watchdog::watch(fd_, shared.server_name, &exchange_);
+  exchange_.start(protocol, document, context_, shared_from_this());
 }
 
-// One JSON-RPC request or batch, with the body already whole and inflated.
-void connection::handle_json(std::string_view document) {
-  const auto& shared = loop_.shared();
-  auto parsed = jsonrpc::parse_request(document, shared.json_limits);
-  if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed)) {
-    body_.clear();
-    jsonrpc::write_error(body_, bad->id, bad->code, bad->detail);
-    return write_response(body_, bad->code, json_content_type);
-  }
-  auto& msg = std::get<jsonrpc::message>(parsed);
-  if (msg.batch) {
-    busy_ = true;
-    if (loop_.log() != nullptr) {
-      log_json_method_ = "[batch:" + std::to_string(msg.entries.size()) + "]";
-      log_method_ = log_json_method_;
-    }
-    if (shared.process_mode) watchdog::watch(fd_, shared.server_name, "null");
-    return jsonrpc::detail::run_batch(*shared.methods, context_, std::move(msg),
-                                      [self = shared_from_this()](std::string body) {
-                                        self->finish_json_batch(std::move(body));
-                                      });
-  }
-  auto& entry = msg.entries.front();
-  if (auto* bad = std::get_if<jsonrpc::error_reply>(&entry)) {
-    body_.clear();
-    jsonrpc::write_error(body_, bad->id, bad->code, bad->detail);
-    return write_response(body_, bad->code, json_content_type);
-  }
-  auto& r = std::get<jsonrpc::request>(entry);
-  json_id_ = std::move(r.id);
-  if (loop_.log() != nullptr) {
-    log_json_method_ = r.method;
-    log_method_ = log_json_method_;
-  }
-  busy_ = true;
-  if (auto f = jsonrpc::detail::bind_named(*shared.methods, r)) return finish_json(std::move(*f));
-  if (shared.process_mode) watchdog::watch(fd_, shared.server_name, json_id_.empty() ? "null" : json_id_);
-  shared.methods->invoke(context_, r.method, std::move(r.params),
-                         [self = shared_from_this()](outcome result) {
-                           self->finish_json(std::move(result));
-                         });
-}
-
-// A single JSON-RPC call's result, on the loop thread (as finish_call()).
-void connection::finish_json(outcome result) {
+// The reply to the request's call, on the loop thread: synchronously from
+// handle_request() for inline methods and requests answered without a call,
+// later for pool and async ones.
+void connection::on_reply(const rpc::reply& r) {
   busy_ = false;
   if (closed_) return;
-  body_.clear();
-  if (!json_id_.empty()) jsonrpc::detail::write_outcome(body_, json_id_, result);
-  const auto* f = std::get_if<fault>(&result);
-  write_response(body_, f != nullptr ? f->code() : 0, json_content_type);  // a notification: 204
-  drive();
+  write_response(r);
+  drive();  // (nothing to do when called from within drive())
 }
 
-// A JSON-RPC batch's response array, or nothing if it held only notifications.
-void connection::finish_json_batch(std::string body) {
-  busy_ = false;
-  if (closed_) return;
-  body_ = std::move(body);
-  write_response(body_, 0, json_content_type);
-  drive();
-}
-
-// A call's result, on the loop thread: synchronously from handle_request()
-// for inline methods, later for pool and async ones.
-void connection::finish_call(outcome result) {
-  busy_ = false;
-  if (closed_) return;
-  if (auto* f = std::get_if<fault>(&result)) {
-    reply(f->code(), f->message());
-  } else {
-    body_.clear();
-    std::int32_t code = 0;
-    try {
-      xmlrpc::write_response(body_, std::get<value>(result));
-    } catch (const std::exception&) {
-      body_.clear();
-      code = fault_code::internal_error;
-      xmlrpc::write_fault(body_, code, "internal error: the result cannot be encoded");
-    }
-    write_response(body_, code);
-  }
-  drive();
-}
-
-void connection::reply(std::int32_t code, std::string_view message) {
-  body_.clear();
-  xmlrpc::write_fault(body_, code, message);
-  write_response(body_, code);
-}
-
-void connection::write_response(const std::string& body, std::int32_t fault,
-                                std::string_view content_type) {
+void connection::write_response(const rpc::reply& r) {
   const auto& shared = loop_.shared();
   http::response_head head;
   head.keep_alive = keep_alive_;
   head.http10 = http10_;
-  head.content_type = content_type;
-  if (body.empty()) head.status = 204;  // JSON-RPC notifications only
-  const std::string* payload = &body;
-  if (gzip_reply_ && body.size() >= shared.gzip_min_bytes) {
+  head.content_type = r.content_type;
+  if (r.body.empty()) head.status = 204;  // JSON-RPC notifications only
+  std::string_view payload = r.body;
+  if (gzip_reply_ && payload.size() >= shared.gzip_min_bytes) {
     scratch_.clear();
-    http::gzip(body, scratch_);
-    payload = &scratch_;
+    http::gzip(payload, scratch_);
+    payload = scratch_;
     head.gzip = true;
   }
-  head.content_length = payload->size();
+  head.content_length = payload.size();
   http::write_head(out_, shared.server_name, head);
-  out_ += *payload;
+  out_ += payload;
   if (!keep_alive_) closing_ = true;
-  log_response(head.status, fault, payload->size());
+  log_response(head.status, r.fault, payload.size(), exchange_.method());
 }
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {
@@ -433,24 +335,10 @@ void connection::http_error(int status, bool close_after, std::string_view extra
 }
 
 // One access-log line for the response just queued (nothing without a log).
-void connection::log_response(int status, std::int32_t fault, std::size_t response_bytes) {
-  access_log_buffer* log = loop_.log();
-  if (log == nullptr) return;
-  access_record r;
-  r.when = std::chrono::system_clock::now();
-  r.peer = peer_text_;
-  r.user = peer_.user;
-  r.method = log_method_;
-  r.status = status;
-  r.fault = fault;
-  r.request_bytes = log_request_bytes_;
-  r.response_bytes = response_bytes;
-  if (log_start_ != clock::time_point{})
-    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - log_start_);
-  log->add(r);
-  log_start_ = {};
-  log_request_bytes_ = 0;
-  log_method_ = {};
+void connection::log_response(int status, std::int32_t fault, std::size_t response_bytes,
+                              std::string_view method) {
+  if (access_log_buffer* log = loop_.log())
+    log->add(log_entry_.finish(peer_text_, peer_.user, method, status, fault, response_bytes));
 }
 
 // The access checks, when a request's header is complete (before its body).

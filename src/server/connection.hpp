@@ -7,12 +7,13 @@
 #pragma once
 
 #include "http/request_reader.hpp"
-#include "server/access.hpp"
+#include "access/access.hpp"
+#include "access/access_log.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
+#include "rpc/exchange.hpp"
 
 #include <rapidrpc/registry.hpp>
-#include <rapidrpc/xmlrpc.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -27,7 +28,9 @@ namespace tls {
 class session;
 }
 
-class connection final : public std::enable_shared_from_this<connection>, private http::header_hook {
+class connection final : public std::enable_shared_from_this<connection>,
+                         private http::header_hook,
+                         public rpc::reply_sink {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -50,16 +53,12 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   void drive();
   void process_requests();
   void handle_request(bool keep_alive);
-  void reply(std::int32_t fault_code, std::string_view message);
-  void finish_call(outcome result);
-  void handle_json(std::string_view document);
-  void finish_json(outcome result);
-  void finish_json_batch(std::string body);
-  void write_response(const std::string& body, std::int32_t fault = 0,
-                      std::string_view content_type = "text/xml");
+  void on_reply(const rpc::reply& r) override;
+  void write_response(const rpc::reply& r);
   void http_error(int status, bool close, std::string_view extra = {});
   int on_header(const http::request& r) override;
-  void log_response(int status, std::int32_t fault, std::size_t response_bytes);
+  void log_response(int status, std::int32_t fault, std::size_t response_bytes,
+                    std::string_view method = {});
   bool read_some();
   bool read_tls();
   std::size_t read_size();
@@ -79,15 +78,13 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   std::size_t out_sent_ = 0;
 
   http::request_reader reader_;
-  xmlrpc::parser xml_;
-  std::string body_;     // the response body being built
-  std::string scratch_;  // gzip in or out
+  rpc::exchange exchange_;  // the request's call, from its body to the reply's
+  std::string scratch_;     // gzip in or out
 
   // The request whose call is in flight.
   bool keep_alive_ = true;
   bool http10_ = false;
   bool gzip_reply_ = false;
-  std::string json_id_;  // a single JSON-RPC request's id (JSON text)
 
   phase phase_ = phase::idle;
   clock::time_point deadline_{};
@@ -111,10 +108,7 @@ class connection final : public std::enable_shared_from_this<connection>, privat
   peer_access access_;
   // The access log's view of the request in progress (only with a log).
   std::string peer_text_;
-  clock::time_point log_start_{};
-  std::size_t log_request_bytes_ = 0;
-  std::string_view log_method_;  // the call's method name (in xml_ or log_json_method_)
-  std::string log_json_method_;   // a JSON-RPC call's method name, kept for the log
+  access_entry log_entry_;
 };
 
 }  // namespace rapidrpc::detail

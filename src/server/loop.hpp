@@ -3,7 +3,7 @@
 #pragma once
 
 #include <rapidrpc/jsonrpc.hpp>
-#include "server/access_log.hpp"
+#include "access/access_log.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>

@@ -3,7 +3,7 @@
 #include <rapidrpc/localhost.hpp>
 
 #include "http/response.hpp"
-#include "server/access.hpp"
+#include "access/access.hpp"
 #include "server/connection.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
@@ -380,7 +380,7 @@ void server::start() {
   } else {
     if (mode == serving_mode::async_pool) {
       if (s.options.isolate) {
-        s.runner = make_worker_pool(s.options, s.methods);
+        s.runner = make_worker_pool(s.options.worker_command, s.options.workers);
         s.shared.runner = s.runner.get();
       } else {
         s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));

@@ -2,9 +2,6 @@
 
 #include "http/response.hpp"
 
-#include <rapidrpc/jsonrpc.hpp>
-#include <rapidrpc/xmlrpc.hpp>
-
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -21,7 +18,7 @@ volatile sig_atomic_t watched_fd = -1;
 volatile sig_atomic_t answer_timeouts = 1;
 std::string prepared;        // the whole HTTP response to send on timeout
 std::string server_header;   // for the next prepared response
-std::string json_id;         // the JSON-RPC request's id; empty for XML-RPC
+const rpc::exchange* watched_calls = nullptr;  // writes the timeout's reply
 
 void on_alarm(int) {
   // Only async-signal-safe calls from here on.
@@ -61,10 +58,10 @@ void install(bool answer) {
   ::sigaction(SIGALRM, &sa, nullptr);
 }
 
-void watch(int fd, std::string_view server_name, std::string_view id) {
+void watch(int fd, std::string_view server_name, const rpc::exchange* calls) {
   watched_fd = fd;
   server_header.assign(server_name);
-  json_id.assign(id);
+  watched_calls = calls;
 }
 
 void runner::run(const method& m, std::string_view, array params, std::chrono::milliseconds timeout,
@@ -72,12 +69,7 @@ void runner::run(const method& m, std::string_view, array params, std::chrono::m
   if (timeout.count() > 0) {
     std::string body;
     http::response_head head;
-    if (json_id.empty()) {
-      xmlrpc::write_fault(body, fault_code::timeout, "the call took too long");
-    } else {
-      jsonrpc::write_error(body, json_id, fault_code::timeout, "the call took too long");
-      head.content_type = "application/json";
-    }
+    head.content_type = watched_calls->timeout_reply(body);  // watch() came before the call
     prepared.clear();
     head.keep_alive = false;
     head.content_length = body.size();

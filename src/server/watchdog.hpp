@@ -8,6 +8,8 @@
 
 #include <rapidrpc/registry.hpp>
 
+#include "rpc/exchange.hpp"
+
 #include <chrono>
 #include <string_view>
 
@@ -19,9 +21,9 @@ namespace rapidrpc::detail::watchdog {
 void install(bool answer = true);
 
 /// The connection whose call runs next, the Server header to answer it
-/// with if the call times out, and, for a JSON-RPC request, the id to answer
-/// (JSON text; "null" for a batch); empty for XML-RPC.
-void watch(int fd, std::string_view server_name, std::string_view json_id = {});
+/// with if the call times out, and the exchange running the call (which
+/// writes the timeout's reply for its protocol and request).
+void watch(int fd, std::string_view server_name, const rpc::exchange* calls);
 
 /// Runs pool methods inline under the watchdog.
 class runner final : public pool_runner {

@@ -1,6 +1,6 @@
 #include <rapidrpc/worker.hpp>
-#include <rapidrpc/xmlrpc.hpp>
 
+#include "rpc/exchange.hpp"
 #include "worker/frame.hpp"
 
 #include <cerrno>
@@ -56,29 +56,7 @@ int serve_worker(const registry& methods, int fd) {
     if (read_exact(fd, doc.data(), n) != 1) return 1;
 
     body.clear();
-    auto parsed = xmlrpc::parse_call(doc);
-    if (auto* err = std::get_if<xmlrpc::parse_error>(&parsed)) {
-      xmlrpc::write_fault(body, err->code, err->message);
-    } else {
-      auto& call = std::get<xmlrpc::method_call>(parsed);
-      const method* m = methods.find(call.method);
-      outcome result = m == nullptr ? outcome(fault(fault_code::method_not_found, "method not found"))
-                       : !m->run     ? outcome(fault(fault_code::internal_error,
-                                                     "async methods do not run in worker processes"))
-                                     : call_method(*m, call.params);
-      if (auto* v = std::get_if<value>(&result)) {
-        try {
-          xmlrpc::write_response(body, *v);
-        } catch (const std::exception&) {
-          body.clear();
-          xmlrpc::write_fault(body, fault_code::internal_error,
-                              "internal error: the result cannot be encoded");
-        }
-      } else {
-        const auto& f = std::get<fault>(result);
-        xmlrpc::write_fault(body, f.code(), f.message());
-      }
-    }
+    detail::rpc::exchange::run_here(methods, doc, body);
     frame.clear();
     detail::append_frame(frame, body);
     if (!write_all(fd, frame)) return 1;

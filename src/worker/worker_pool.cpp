@@ -254,9 +254,9 @@ class worker_pool final : public pool_runner {
 
 }  // namespace
 
-std::unique_ptr<pool_runner> make_worker_pool(const server_options& options, const registry&) {
-  unsigned n = options.workers != 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
-  return std::make_unique<worker_pool>(options.worker_command, n);
+std::unique_ptr<pool_runner> make_worker_pool(std::vector<std::string> command, unsigned workers) {
+  unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
+  return std::make_unique<worker_pool>(std::move(command), n);
 }
 
 }  // namespace rapidrpc

@@ -4,14 +4,14 @@
 #pragma once
 
 #include <rapidrpc/registry.hpp>
-#include <rapidrpc/server.hpp>
-
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace rapidrpc {
 
-/// Starts `options.workers` worker processes with `options.worker_command`
+/// Starts `workers` worker processes (0: one per core) running `command`
 /// and returns the runner that sends pool calls to them.
-std::unique_ptr<pool_runner> make_worker_pool(const server_options& options, const registry& methods);
+std::unique_ptr<pool_runner> make_worker_pool(std::vector<std::string> command, unsigned workers);
 
 }  // namespace rapidrpc

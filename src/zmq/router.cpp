@@ -1,8 +1,7 @@
 #include "zmq/router.hpp"
 
-#include "jsonrpc/dispatch.hpp"
-#include "server/access.hpp"
-#include "server/access_log.hpp"
+#include "access/access.hpp"
+#include "access/access_log.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -32,17 +31,21 @@ std::string_view text(const zmq::message_t& m) noexcept {
 
 }  // namespace
 
-struct zmq_router::call {
+// One request in flight; its exchange runs the call and hands the reply back.
+struct zmq_router::call final : rpc::reply_sink {
+  call(zmq_router& r, const registry& methods, const jsonrpc::limits& limits)
+      : router(r), exchange(methods, {}, limits) {}
+  void on_reply(const rpc::reply& r) override { router.finish(*this, r); }
+
+  zmq_router& router;
+  rpc::exchange exchange;
   std::vector<zmq::message_t> envelope;  // the frames before the payload
   std::size_t envelope_frames = 0;
-  std::string id;  // JSON text; empty: a notification, or a batch
   call_peer peer;
   call_context context;
   // For the access log only.
   std::string peer_text;
-  std::string method;
-  std::size_t request_bytes = 0;
-  std::chrono::steady_clock::time_point start;
+  access_entry log_entry;
 };
 
 zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
@@ -192,55 +195,22 @@ void zmq_router::handle(std::size_t frames) {
     boost::system::error_code ec;
     address = boost::asio::ip::make_address(peer_address, ec);
   }
-  if (settings_.access != nullptr && peer_address != nullptr && !settings_.access->allowed(address))
-    return reply_error(frames, "null", fault_code::not_authorized, "");
-
-  auto parsed = jsonrpc::parse_request(body, settings_.limits);
-  if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed))
-    return reply_error(frames, bad->id, bad->code, bad->detail);
-  auto& msg = std::get<jsonrpc::message>(parsed);
-
-  if (msg.batch) {
-    call& c = new_call(frames, settings_.log ? "[batch:" + std::to_string(msg.entries.size()) + "]" : "");
-    c.peer.address = address;
-    jsonrpc::detail::run_batch(*settings_.methods, c.context, std::move(msg),
-                               [this, cp = &c](std::string reply) { finish(*cp, reply, 0); });
-    return;
-  }
-  auto& entry = msg.entries.front();
-  if (auto* bad = std::get_if<jsonrpc::error_reply>(&entry))
-    return reply_error(frames, bad->id, bad->code, bad->detail);
-  auto& r = std::get<jsonrpc::request>(entry);
-  call& c = new_call(frames, r.method);
+  call& c = new_call(frames);
   c.peer.address = address;
-  c.id = std::move(r.id);
-  auto done = [this, cp = &c](outcome o) {
-    out_.clear();
-    if (!cp->id.empty()) jsonrpc::detail::write_outcome(out_, cp->id, o);
-    const auto* f = std::get_if<fault>(&o);
-    finish(*cp, out_, f != nullptr ? f->code() : 0);
-  };
-  if (auto f = jsonrpc::detail::bind_named(*settings_.methods, r)) return done(std::move(*f));
-  settings_.methods->invoke(c.context, r.method, std::move(r.params), std::move(done));
+  if (settings_.access != nullptr && peer_address != nullptr && !settings_.access->allowed(address))
+    return c.exchange.refuse(rpc::protocol::jsonrpc, fault(fault_code::not_authorized, ""), c);
+  // The router outlives its calls (the io_context they complete on is
+  // stopped before it goes): the sink is a reference that owns nothing.
+  c.exchange.start(rpc::protocol::jsonrpc, body, c.context, std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
 }
 
-// An answer that needs no call: a text that is not a request, a peer
-// outside the allowed ranges.
-void zmq_router::reply_error(std::size_t frames, std::string_view id, std::int32_t code,
-                               std::string_view detail) {
-  call& c = new_call(frames, "");
-  out_.clear();
-  jsonrpc::write_error(out_, id, code, detail);
-  finish(c, out_, code);
-}
-
-zmq_router::call& zmq_router::new_call(std::size_t frames, std::string_view method) {
+zmq_router::call& zmq_router::new_call(std::size_t frames) {
   call* c;
   if (!free_calls_.empty()) {
     c = free_calls_.back();
     free_calls_.pop_back();
   } else {
-    calls_.push_back(std::make_unique<call>());
+    calls_.push_back(std::make_unique<call>(*this, *settings_.methods, settings_.limits));
     c = calls_.back().get();
   }
   // The routing frames move to the call (a move of the message handle, no
@@ -249,35 +219,23 @@ zmq_router::call& zmq_router::new_call(std::size_t frames, std::string_view meth
   if (c->envelope.size() < n) c->envelope.resize(n);
   for (std::size_t i = 0; i < n; ++i) c->envelope[i].swap(frames_[i]);
   c->envelope_frames = n;
-  c->id.clear();
   c->peer = {};
   c->context = call_context_;
   c->context.peer = &c->peer;
   if (log_) {
     const char* peer_address = zmq_msg_gets(frames_[frames - 1].handle(), "Peer-Address");
     c->peer_text = peer_address != nullptr ? peer_address : "-";
-    c->method = method;
-    c->request_bytes = frames_[frames - 1].size();
-    c->start = std::chrono::steady_clock::now();
+    c->log_entry.begin(frames_[frames - 1].size());
   }
   ++in_flight_;
   return *c;
 }
 
-void zmq_router::finish(call& c, const std::string& body, std::int32_t fault_code) {
-  if (!closed_ && !body.empty()) send(c.envelope, c.envelope_frames, body);
-  if (log_) {
-    access_record r;
-    r.when = std::chrono::system_clock::now();
-    r.peer = c.peer_text;
-    r.method = c.method;
-    r.status = body.empty() ? 204 : 200;
-    r.fault = fault_code;
-    r.request_bytes = c.request_bytes;
-    r.response_bytes = body.size();
-    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - c.start);
-    log_->add(r);
-  }
+void zmq_router::finish(call& c, const rpc::reply& r) {
+  if (!closed_ && !r.body.empty()) send(c.envelope, c.envelope_frames, r.body);
+  if (log_)
+    log_->add(c.log_entry.finish(c.peer_text, {}, c.exchange.method(), r.body.empty() ? 204 : 200, r.fault,
+                                 r.body.size()));
   free_calls_.push_back(&c);
   --in_flight_;
   if (draining_) return finish_if_drained();
@@ -286,7 +244,7 @@ void zmq_router::finish(call& c, const std::string& body, std::int32_t fault_cod
   if (!pumping_) schedule_pump();
 }
 
-void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count, const std::string& body) {
+void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count, std::string_view body) {
   try {
     // A ROUTER drops, without blocking, a reply to a peer that has gone or
     // whose queue is full (it stopped reading): nothing to wait for here.

@@ -14,6 +14,8 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 
+#include "rpc/exchange.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -74,10 +76,9 @@ class zmq_router {
   void wait_for_input();
   std::size_t receive();
   void handle(std::size_t frames);
-  void reply_error(std::size_t frames, std::string_view id, std::int32_t code, std::string_view detail);
-  call& new_call(std::size_t frames, std::string_view method);
-  void finish(call& c, const std::string& body, std::int32_t fault);
-  void send(std::vector<zmq::message_t>& envelope, std::size_t count, const std::string& body);
+  call& new_call(std::size_t frames);
+  void finish(call& c, const rpc::reply& r);
+  void send(std::vector<zmq::message_t>& envelope, std::size_t count, std::string_view body);
   void note_drop(const char* why);
   void begin_drain(std::chrono::milliseconds drain);
   void finish_if_drained();
@@ -92,7 +93,6 @@ class zmq_router {
   call_context call_context_;
   std::vector<std::string> ipc_files_;  // removed at destruction
   std::vector<zmq::message_t> frames_;  // the message being read
-  std::string out_;                      // the reply being written
   std::vector<std::unique_ptr<call>> calls_;  // in flight, and free ones to reuse
   std::vector<call*> free_calls_;
   std::size_t in_flight_ = 0;

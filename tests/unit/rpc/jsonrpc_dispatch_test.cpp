@@ -1,5 +1,5 @@
 // Running JSON-RPC requests on a registry: named parameters and batches.
-#include "jsonrpc/dispatch.hpp"
+#include "rpc/jsonrpc_dispatch.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -13,8 +13,12 @@
 #include <optional>
 #include <thread>
 
-namespace rapidrpc::jsonrpc {
+namespace rapidrpc::detail::rpc {
 namespace {
+
+using jsonrpc::message;
+using jsonrpc::parse_request;
+using jsonrpc::request;
 
 class DispatchTest : public ::testing::Test {
  protected:
@@ -44,7 +48,7 @@ class DispatchTest : public ::testing::Test {
   std::string batch(std::string_view text) {
     auto m = std::get<message>(parse_request(text));
     std::optional<std::string> body;
-    detail::run_batch(reg, {io.get_executor(), pool.get_executor()}, std::move(m),
+    run_batch(reg, {io.get_executor(), pool.get_executor()}, std::move(m),
                       [&](std::string b) { body = std::move(b); });
     io.restart();
     auto guard = boost::asio::make_work_guard(io);
@@ -65,7 +69,7 @@ class DispatchTest : public ::testing::Test {
 
 TEST_F(DispatchTest, NamedParamsFollowTheRegisteredNames) {
   auto r = parsed(R"({"jsonrpc":"2.0","method":"subtract","params":{"subtrahend":23,"minuend":42},"id":1})");
-  EXPECT_FALSE(detail::bind_named(reg, r));
+  EXPECT_FALSE(bind_named(reg, r));
   EXPECT_EQ(r.params, (array{std::int32_t{42}, std::int32_t{23}}));
 }
 
@@ -77,16 +81,16 @@ TEST_F(DispatchTest, NamedParamsErrors) {
   };
   for (const char* text : cases) {
     auto r = parsed(text);
-    auto f = detail::bind_named(reg, r);
+    auto f = bind_named(reg, r);
     ASSERT_TRUE(f) << text;
     EXPECT_EQ(f->code(), fault_code::invalid_params) << text;
   }
   // An empty object is no parameters, whatever the method.
   auto empty = parsed(R"({"jsonrpc":"2.0","method":"positional","params":{},"id":1})");
-  EXPECT_FALSE(detail::bind_named(reg, empty));
+  EXPECT_FALSE(bind_named(reg, empty));
   // Unknown methods are left for invoke() to report.
   auto unknown = parsed(R"({"jsonrpc":"2.0","method":"nope","params":{"a":1},"id":1})");
-  EXPECT_FALSE(detail::bind_named(reg, unknown));
+  EXPECT_FALSE(bind_named(reg, unknown));
 }
 
 TEST_F(DispatchTest, BatchAnswersInOrderWithoutNotifications) {
@@ -122,4 +126,4 @@ TEST_F(DispatchTest, BatchEntriesRunAtOnce) {
 }
 
 }  // namespace
-}  // namespace rapidrpc::jsonrpc
+}  // namespace rapidrpc::detail::rpc

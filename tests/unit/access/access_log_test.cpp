@@ -1,5 +1,5 @@
 // The access log: line format and escaping, the writer, re-opening.
-#include "server/access_log.hpp"
+#include "access/access_log.hpp"
 
 #include <gtest/gtest.h>
 

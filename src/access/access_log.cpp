@@ -1,4 +1,4 @@
-#include "server/access_log.hpp"
+#include "access/access_log.hpp"
 
 #include <charconv>
 #include <cerrno>
@@ -10,6 +10,23 @@
 #include <unistd.h>
 
 namespace rapidrpc::detail {
+
+access_record access_entry::finish(std::string_view peer, std::string_view user, std::string_view method,
+                                   int status, std::int32_t fault, std::size_t response_bytes) noexcept {
+  access_record r;
+  r.when = std::chrono::system_clock::now();
+  r.peer = peer;
+  r.user = user;
+  r.method = method;
+  r.status = status;
+  r.fault = fault;
+  r.request_bytes = request_bytes;
+  r.response_bytes = response_bytes;
+  if (start != std::chrono::steady_clock::time_point{})
+    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+  *this = {};
+  return r;
+}
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "jsonrpc/dispatch.hpp"
+#include "rpc/jsonrpc_dispatch.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -6,7 +6,11 @@
 #include <utility>
 #include <vector>
 
-namespace rapidrpc::jsonrpc::detail {
+namespace rapidrpc::detail::rpc {
+
+using jsonrpc::error_reply;
+using jsonrpc::message;
+using jsonrpc::request;
 
 std::optional<fault> bind_named(const registry& methods, request& r) {
   if (!r.named) return std::nullopt;
@@ -41,15 +45,17 @@ std::optional<fault> bind_named(const registry& methods, request& r) {
   return std::nullopt;
 }
 
-void write_outcome(std::string& out, std::string_view id, const outcome& o) {
+std::int32_t write_json_outcome(std::string& out, std::string_view id, const outcome& o) {
   if (const auto* f = std::get_if<fault>(&o)) {
-    write_error(out, id, f->code(), f->message());
-    return;
+    jsonrpc::write_error(out, id, f->code(), f->message());
+    return f->code();
   }
   try {
-    write_result(out, id, std::get<value>(o));
+    jsonrpc::write_result(out, id, std::get<value>(o));  // leaves `out` as it was if it throws
+    return 0;
   } catch (const std::exception&) {
-    write_error(out, id, fault_code::internal_error, "the result cannot be encoded as JSON");
+    jsonrpc::write_error(out, id, fault_code::internal_error, "the result cannot be encoded as JSON");
+    return fault_code::internal_error;
   }
 }
 
@@ -94,13 +100,13 @@ class batch_run : public std::enable_shared_from_this<batch_run> {
     for (std::size_t i = 0; i < entries_.size(); ++i) {
       if (auto* bad = std::get_if<error_reply>(&entries_[i])) {
         out += out.empty() ? '[' : ',';
-        write_error(out, bad->id, bad->code, bad->detail);
+        jsonrpc::write_error(out, bad->id, bad->code, bad->detail);
         continue;
       }
       const auto& r = std::get<request>(entries_[i]);
       if (r.is_notification()) continue;
       out += out.empty() ? '[' : ',';
-      write_outcome(out, r.id, slots_[i]);
+      write_json_outcome(out, r.id, slots_[i]);
     }
     if (!out.empty()) out += ']';
     auto done = std::move(done_);
@@ -120,4 +126,4 @@ void run_batch(const registry& methods, const call_context& ctx, message batch,
   std::make_shared<batch_run>(std::move(batch), std::move(done))->start(methods, ctx);
 }
 
-}  // namespace rapidrpc::jsonrpc::detail
+}  // namespace rapidrpc::detail::rpc

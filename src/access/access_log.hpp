@@ -39,6 +39,23 @@ struct access_record {
   std::chrono::microseconds duration{0};
 };
 
+/// One request's entry, filled as the request goes; every transport makes
+/// its lines with it.
+struct access_entry {
+  std::chrono::steady_clock::time_point start{};  ///< when the request was read (zero: unknown)
+  std::size_t request_bytes = 0;                  ///< its body as received
+
+  /// Starts the entry of a request that has just been read.
+  void begin(std::size_t bytes) noexcept {
+    start = std::chrono::steady_clock::now();
+    request_bytes = bytes;
+  }
+  /// The record of the response to it, queued now; the entry is then clear
+  /// for the next request.
+  access_record finish(std::string_view peer, std::string_view user, std::string_view method,
+                       int status, std::int32_t fault, std::size_t response_bytes) noexcept;
+};
+
 /// Method names longer than this are cut, and the field is marked "...".
 inline constexpr std::size_t max_logged_method = 128;
 

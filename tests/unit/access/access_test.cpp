@@ -1,6 +1,6 @@
 // Access control: address ranges, password hashes, users files, and the
 // server's check of a request header.
-#include "server/access.hpp"
+#include "access/access.hpp"
 
 #include <rapidrpc/access.hpp>
 

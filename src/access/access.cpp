@@ -1,4 +1,4 @@
-#include "server/access.hpp"
+#include "access/access.hpp"
 
 #include <rapidrpc/literals.hpp>
 

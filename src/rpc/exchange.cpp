@@ -1,0 +1,155 @@
+#include "rpc/exchange.hpp"
+
+#include "rpc/jsonrpc_dispatch.hpp"
+
+#include <exception>
+#include <utility>
+#include <variant>
+
+namespace rapidrpc::detail::rpc {
+
+std::int32_t write_xml_outcome(std::string& out, const outcome& o) {
+  if (const auto* f = std::get_if<fault>(&o)) {
+    xmlrpc::write_fault(out, f->code(), f->message());
+    return f->code();
+  }
+  const std::size_t mark = out.size();
+  try {
+    xmlrpc::write_response(out, std::get<value>(o));
+    return 0;
+  } catch (const std::exception&) {
+    out.resize(mark);
+    xmlrpc::write_fault(out, fault_code::internal_error, "internal error: the result cannot be encoded");
+    return fault_code::internal_error;
+  }
+}
+
+void exchange::start(protocol p, std::string_view document, const call_context& ctx,
+                     std::shared_ptr<reply_sink> sink) {
+  begin(p);
+  if (p == protocol::jsonrpc)
+    start_json(document, ctx, sink);
+  else
+    start_xml(document, ctx, sink);
+}
+
+void exchange::begin(protocol p) {
+  protocol_ = p;
+  batch_ = false;
+  method_ = {};
+  json_id_.clear();
+  body_.clear();
+}
+
+std::string_view exchange::method() const noexcept { return method_; }
+
+void exchange::refuse(protocol p, const fault& f, reply_sink& sink) {
+  begin(p);
+  if (p == protocol::jsonrpc) return answer_error("null", f.code(), f.message(), sink);
+  xmlrpc::write_fault(body_, f.code(), f.message());
+  reply_ = {body_, xml_content_type, f.code()};
+  sink.on_reply(reply_);
+}
+
+void exchange::start_xml(std::string_view document, const call_context& ctx,
+                         std::shared_ptr<reply_sink>& sink) {
+  if (!xml_) xml_.emplace(xmlrpc::document_type::call, xml_limits_);
+  xml_->reset();
+  if (!xml_->feed(document) || !xml_->finish()) {
+    const auto& err = xml_->error();
+    xmlrpc::write_fault(body_, err.code, err.message);
+    reply_ = {body_, xml_content_type, err.code};
+    return sink->on_reply(reply_);
+  }
+  xmlrpc::method_call& call = xml_->call();
+  method_ = call.method;  // xml_ keeps it until the next request
+  methods_.invoke(ctx, call.method, std::move(call.params),
+                  [this, sink = std::move(sink)](outcome o) {
+                    finish_xml(o);
+                    sink->on_reply(reply_);
+                  });
+}
+
+void exchange::finish_xml(const outcome& o) {
+  body_.clear();
+  const std::int32_t code = write_xml_outcome(body_, o);
+  reply_ = {body_, xml_content_type, code};
+}
+
+void exchange::start_json(std::string_view document, const call_context& ctx,
+                          std::shared_ptr<reply_sink>& sink) {
+  auto parsed = jsonrpc::parse_request(document, json_limits_);
+  if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed))
+    return answer_error(bad->id, bad->code, bad->detail, *sink);
+  auto& msg = std::get<jsonrpc::message>(parsed);
+  if (msg.batch) {
+    batch_ = true;
+    json_method_ = "[batch:" + std::to_string(msg.entries.size()) + "]";
+    method_ = json_method_;
+    return run_batch(methods_, ctx, std::move(msg), [this, sink = std::move(sink)](std::string body) {
+      body_ = std::move(body);
+      reply_ = {body_, json_content_type, 0};
+      sink->on_reply(reply_);
+    });
+  }
+  auto& entry = msg.entries.front();
+  if (auto* bad = std::get_if<jsonrpc::error_reply>(&entry))
+    return answer_error(bad->id, bad->code, bad->detail, *sink);
+  auto& r = std::get<jsonrpc::request>(entry);
+  auto named = bind_named(methods_, r);
+  json_id_ = std::move(r.id);
+  json_method_ = std::move(r.method);
+  method_ = json_method_;
+  if (named) {
+    finish_json(*named);
+    return sink->on_reply(reply_);
+  }
+  methods_.invoke(ctx, json_method_, std::move(r.params), [this, sink = std::move(sink)](outcome o) {
+    finish_json(o);
+    sink->on_reply(reply_);
+  });
+}
+
+void exchange::finish_json(const outcome& o) {
+  body_.clear();
+  std::int32_t code = 0;
+  if (const auto* f = std::get_if<fault>(&o)) code = f->code();
+  if (!json_id_.empty()) code = write_json_outcome(body_, json_id_, o);  // else a notification
+  reply_ = {body_, json_content_type, code};
+}
+
+void exchange::answer_error(std::string_view id, std::int32_t code, std::string_view detail,
+                            reply_sink& sink) {
+  jsonrpc::write_error(body_, id, code, detail);
+  reply_ = {body_, json_content_type, code};
+  sink.on_reply(reply_);
+}
+
+std::string_view exchange::timeout_reply(std::string& body) const {
+  constexpr std::string_view message = "the call took too long";
+  if (protocol_ == protocol::xmlrpc) {
+    xmlrpc::write_fault(body, fault_code::timeout, message);
+    return xml_content_type;
+  }
+  // A batch's entries time out together: the answer cannot name them all.
+  std::string_view id = batch_ || json_id_.empty() ? std::string_view("null") : std::string_view(json_id_);
+  jsonrpc::write_error(body, id, fault_code::timeout, message);
+  return json_content_type;
+}
+
+void exchange::run_here(const registry& methods, std::string_view document, std::string& body) {
+  auto parsed = xmlrpc::parse_call(document);
+  if (auto* err = std::get_if<xmlrpc::parse_error>(&parsed)) {
+    xmlrpc::write_fault(body, err->code, err->message);
+    return;
+  }
+  auto& call = std::get<xmlrpc::method_call>(parsed);
+  const rapidrpc::method* m = methods.find(call.method);
+  outcome result = m == nullptr ? outcome(fault(fault_code::method_not_found, "method not found"))
+                   : !m->run    ? outcome(fault(fault_code::internal_error,
+                                                "async methods do not run in worker processes"))
+                                : call_method(*m, call.params);
+  write_xml_outcome(body, result);
+}
+
+}  // namespace rapidrpc::detail::rpc

@@ -1,0 +1,111 @@
+// Private: one RPC exchange, with no I/O. Given a protocol and a request
+// document's bytes, it decodes the request, runs it through the registry
+// (inline, on the pool or in worker processes, or async) and yields the
+// reply: the body, its content type, the fault code answered and the method
+// name for the log, or no body at all for JSON-RPC notifications.
+//
+// Every transport goes through it: the HTTP connection (which keeps I/O,
+// TLS, framing, gzip and the HTTP head), the ZeroMQ endpoint, the worker
+// processes' side (run_here) and the timeout watchdog (timeout_reply). None
+// of them touches a codec or the registry itself (docs/design.md, "One
+// request's path").
+//
+// Threading and lifetime: an exchange is used by one thread, the loop
+// thread of the call_context it is started with, and runs one request at a
+// time. Its owner keeps it alive until the reply has come (start() takes a
+// reference to the owner for calls that complete later).
+#pragma once
+
+#include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/registry.hpp>
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rapidrpc::detail::rpc {
+
+/// The protocol of a request document.
+enum class protocol : std::uint8_t { xmlrpc, jsonrpc };
+
+inline constexpr std::string_view xml_content_type = "text/xml";
+inline constexpr std::string_view json_content_type = "application/json";
+
+/// What a request is answered with; the views last until the exchange's next
+/// request.
+struct reply {
+  std::string_view body;          ///< empty: nothing to send (notifications only)
+  std::string_view content_type;  ///< xml_content_type or json_content_type
+  std::int32_t fault = 0;         ///< the fault code answered; 0 for a result
+};
+
+/// Hears the replies of an exchange.
+class reply_sink {
+ public:
+  /// Called once per exchange::start(), on the loop thread; before start()
+  /// returns when nothing ran elsewhere.
+  virtual void on_reply(const reply& r) = 0;
+
+ protected:
+  ~reply_sink() = default;
+};
+
+class exchange {
+ public:
+  exchange(const registry& methods, const xmlrpc::limits& xml, const jsonrpc::limits& json) noexcept
+      : methods_(methods), xml_limits_(xml), json_limits_(json) {}
+
+  /// Runs the request in `document` (which need not outlive the call) and
+  /// hands its reply to `sink` exactly once, on ctx.loop. `sink` is kept
+  /// alive until then.
+  void start(protocol p, std::string_view document, const call_context& ctx,
+             std::shared_ptr<reply_sink> sink);
+
+  /// Answers a request with `f` without reading it (a peer refused before
+  /// its request is looked at): hands the reply to `sink` before returning.
+  void refuse(protocol p, const fault& f, reply_sink& sink);
+
+  /// The request's method name for the log ("[batch:N]" for a JSON-RPC
+  /// batch; empty if none was read), valid until the next start().
+  std::string_view method() const noexcept;
+
+  /// Writes into `body` the reply the request in progress gets if its call
+  /// runs past its timeout (fault_code::timeout), for the watchdog to
+  /// prepare; returns its content type.
+  std::string_view timeout_reply(std::string& body) const;
+
+  /// The worker-process side: runs one XML-RPC methodCall on the calling
+  /// thread (inline and pool methods; async ones cannot run there) and
+  /// writes the methodResponse into `body`.
+  static void run_here(const registry& methods, std::string_view document, std::string& body);
+
+ private:
+  void begin(protocol p);
+  void start_xml(std::string_view document, const call_context& ctx, std::shared_ptr<reply_sink>& sink);
+  void start_json(std::string_view document, const call_context& ctx, std::shared_ptr<reply_sink>& sink);
+  void finish_xml(const outcome& o);
+  void finish_json(const outcome& o);
+  void answer_error(std::string_view id, std::int32_t code, std::string_view detail, reply_sink& sink);
+
+  const registry& methods_;
+  xmlrpc::limits xml_limits_;
+  jsonrpc::limits json_limits_;
+  std::optional<xmlrpc::parser> xml_;  // made on the first XML-RPC request, then reused
+
+  protocol protocol_ = protocol::xmlrpc;
+  bool batch_ = false;
+  std::string_view method_;  // into xml_'s call or json_method_
+  std::string json_method_;
+  std::string json_id_;  // JSON text; empty: a notification
+  std::string body_;
+  reply reply_;
+};
+
+/// Appends the methodResponse for `o` to `out` and returns the fault code
+/// answered: a result that cannot be encoded becomes an internal error.
+std::int32_t write_xml_outcome(std::string& out, const outcome& o);
+
+}  // namespace rapidrpc::detail::rpc

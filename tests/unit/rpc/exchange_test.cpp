@@ -1,0 +1,263 @@
+// The RPC exchange with bytes in and a reply out: no socket, a registry and
+// an io_context standing in for a connection's loop.
+#include "rpc/exchange.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rapidrpc::detail::rpc {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a sink heard, copied out of the exchange.
+struct heard {
+  std::string body;
+  std::string content_type;
+  std::int32_t fault = 0;
+  std::thread::id thread;
+};
+
+class recorder final : public reply_sink {
+ public:
+  void on_reply(const reply& r) override {
+    ++count;
+    last = heard{std::string(r.body), std::string(r.content_type), r.fault, std::this_thread::get_id()};
+  }
+  int count = 0;
+  std::optional<heard> last;
+};
+
+std::int32_t sum_of(const array& params) {
+  std::int32_t total = 0;
+  for (const auto& p : params) total += p.as<std::int32_t>();
+  return total;
+}
+
+// The methods of the JSON-RPC specification's examples, and one of each
+// kind the exchange must run.
+class ExchangeTest : public ::testing::Test {
+ protected:
+  ExchangeTest() {
+    reg.add("subtract", [](std::int32_t minuend, std::int32_t subtrahend) { return minuend - subtrahend; });
+    reg.set_param_names("subtract", {"minuend", "subtrahend"});
+    reg.add_raw("sum", [](const array& p) { return value(sum_of(p)); }, "", execution::pool);
+    reg.add_raw("update", [](const array&) { return value(); });
+    reg.add_raw("notify_hello", [](const array&) { return value(); });
+    reg.add_raw("notify_sum", [](const array&) { return value(); });
+    reg.add("get_data", [] { return array{value("hello"), value(std::int32_t{5})}; });
+    reg.add("echo", [](value v) { return v; });
+    reg.add("fail", []() -> std::int32_t { throw fault(7, "no luck"); });
+    reg.add("not_a_number", [] { return std::numeric_limits<double>::quiet_NaN(); });
+    reg.add("on_pool", [] { return true; }, "", execution::pool);
+    reg.add_async<std::int32_t>("later", [](responder reply, std::int32_t v) {
+      auto timer = std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(20));
+      timer->async_wait([reply, v, timer](const boost::system::error_code&) { reply.reply(v); });
+    });
+    reg.add("stuck", [] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      return 0;
+    }, "", execution::pool);
+    reg.set_timeout("stuck", std::chrono::milliseconds(100));
+  }
+
+  call_context context() { return {io.get_executor(), pool.get_executor(), nullptr, nullptr}; }
+
+  // Runs one request and waits (up to 10 s) for its reply.
+  heard run(protocol p, std::string_view document) {
+    auto sink = std::make_shared<recorder>();
+    ex.start(p, document, context(), sink);
+    io.restart();
+    auto guard = boost::asio::make_work_guard(io);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (sink->count == 0 && std::chrono::steady_clock::now() < deadline)
+      io.run_one_for(std::chrono::milliseconds(50));
+    guard.reset();
+    io.poll();  // nothing else may answer
+    EXPECT_EQ(sink->count, 1) << document;
+    return sink->last.value_or(heard{});
+  }
+  heard json(std::string_view text) { return run(protocol::jsonrpc, text); }
+  heard xml(std::string_view text) { return run(protocol::xmlrpc, text); }
+
+  static std::string call_doc(std::string_view method, std::string_view params_xml = "") {
+    return "<?xml version=\"1.0\"?><methodCall><methodName>" + std::string(method) +
+           "</methodName><params>" + std::string(params_xml) + "</params></methodCall>";
+  }
+
+  boost::asio::io_context io;
+  boost::asio::thread_pool pool{2};
+  registry reg;
+  exchange ex{reg, xmlrpc::limits{}, jsonrpc::limits{}};
+};
+
+TEST_F(ExchangeTest, XmlCallAnswersItsResult) {
+  auto r = xml(call_doc("subtract", "<param><value><int>42</int></value></param><param><value><i4>23</i4></value></param>"));
+  EXPECT_EQ(r.content_type, xml_content_type);
+  EXPECT_EQ(r.fault, 0);
+  EXPECT_EQ(r.body, "<?xml version=\"1.0\"?>\n<methodResponse><params><param><value><int>19</int></value>"
+                    "</param></params></methodResponse>");
+  EXPECT_EQ(ex.method(), "subtract");
+}
+
+TEST_F(ExchangeTest, XmlFaultsCarryTheirCode) {
+  auto thrown = xml(call_doc("fail"));
+  EXPECT_EQ(thrown.fault, 7);
+  EXPECT_NE(thrown.body.find("<name>faultString</name><value><string>no luck</string>"), std::string::npos)
+      << thrown.body;
+
+  auto unknown = xml(call_doc("nope"));
+  EXPECT_EQ(unknown.fault, fault_code::method_not_found);
+
+  auto bad_params = xml(call_doc("subtract", "<param><value>x</value></param>"));
+  EXPECT_EQ(bad_params.fault, fault_code::invalid_params);
+
+  auto not_xml = xml("<methodCall><methodName>x");
+  EXPECT_EQ(not_xml.fault, fault_code::parse_error);
+  EXPECT_EQ(ex.method(), "");  // nothing was read
+
+  auto unencodable = xml(call_doc("not_a_number"));
+  EXPECT_EQ(unencodable.fault, fault_code::internal_error);
+  EXPECT_NE(unencodable.body.find("cannot be encoded"), std::string::npos) << unencodable.body;
+  EXPECT_EQ(unencodable.body.find("<params>"), std::string::npos) << "half a response was left in: " << unencodable.body;
+}
+
+TEST_F(ExchangeTest, XmlMulticallRunsEachEntry) {
+  auto r = xml(call_doc("system.multicall",
+                        "<param><value><array><data>"
+                        "<value><struct><member><name>methodName</name><value>subtract</value></member>"
+                        "<member><name>params</name><value><array><data><value><int>5</int></value>"
+                        "<value><int>3</int></value></data></array></value></member></struct></value>"
+                        "<value><struct><member><name>methodName</name><value>fail</value></member>"
+                        "<member><name>params</name><value><array><data/></array></value></member></struct></value>"
+                        "</data></array></value></param>"));
+  EXPECT_EQ(r.fault, 0);
+  EXPECT_NE(r.body.find("<array><data><value><int>2</int></value></data></array>"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("<name>faultCode</name><value><int>7</int></value>"), std::string::npos) << r.body;
+  EXPECT_EQ(ex.method(), "system.multicall");
+}
+
+TEST_F(ExchangeTest, PoolAndAsyncMethodsAnswerOnTheLoopThread) {
+  for (const char* method : {"on_pool", "later"}) {
+    std::string params = std::string(method) == "later" ? "<param><value><int>3</int></value></param>" : "";
+    auto r = xml(call_doc(method, params));
+    EXPECT_EQ(r.fault, 0) << method << ": " << r.body;
+    EXPECT_EQ(r.thread, std::this_thread::get_id()) << method;
+  }
+}
+
+TEST_F(ExchangeTest, TheParserIsReusedAcrossRequests) {
+  // A bad document must not leave state behind for the next one.
+  xml("<methodCall><methodName>sub");
+  auto r = xml(call_doc("subtract", "<param><value><int>1</int></value></param><param><value><int>1</int></value></param>"));
+  EXPECT_EQ(r.fault, 0) << r.body;
+}
+
+TEST_F(ExchangeTest, PoolCallPastItsTimeoutFails) {
+  const auto before = std::chrono::steady_clock::now();
+  auto r = json(R"({"jsonrpc":"2.0","method":"stuck","id":1})");
+  EXPECT_EQ(r.fault, fault_code::timeout);
+  EXPECT_NE(r.body.find(R"("code":-32001)"), std::string::npos) << r.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(500));
+}
+
+TEST_F(ExchangeTest, TimeoutReplyFollowsTheRequest) {
+  std::string body;
+  xml(call_doc("subtract", "<param><value><int>1</int></value></param><param><value><int>1</int></value></param>"));
+  EXPECT_EQ(ex.timeout_reply(body), xml_content_type);
+  EXPECT_NE(body.find("<int>-32001</int>"), std::string::npos) << body;
+
+  body.clear();
+  json(R"({"jsonrpc":"2.0","method":"subtract","params":[1,1],"id":"abc"})");
+  EXPECT_EQ(ex.timeout_reply(body), json_content_type);
+  EXPECT_EQ(body, R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"the call took too long"},"id":"abc"})");
+
+  body.clear();
+  json(R"([{"jsonrpc":"2.0","method":"subtract","params":[1,1],"id":1}])");
+  ex.timeout_reply(body);
+  EXPECT_NE(body.find(R"("id":null)"), std::string::npos) << body;
+}
+
+TEST_F(ExchangeTest, JsonNotificationAnswersNothingButIsRun) {
+  bool ran = false;
+  reg.add("mark", [&ran] { ran = true; });
+  auto r = json(R"({"jsonrpc":"2.0","method":"mark"})");
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(r.content_type, json_content_type);
+  EXPECT_EQ(ex.method(), "mark");
+}
+
+TEST_F(ExchangeTest, BatchIsNamedForTheLog) {
+  json(R"([{"jsonrpc":"2.0","method":"update"},{"jsonrpc":"2.0","method":"update"}])");
+  EXPECT_EQ(ex.method(), "[batch:2]");
+}
+
+TEST_F(ExchangeTest, RefuseAnswersWithoutRunning) {
+  recorder sink;
+  ex.refuse(protocol::jsonrpc, fault(fault_code::not_authorized, ""), sink);
+  ASSERT_EQ(sink.count, 1);
+  EXPECT_EQ(sink.last->fault, fault_code::not_authorized);
+  EXPECT_EQ(sink.last->body, R"({"jsonrpc":"2.0","error":{"code":-32002,"message":""},"id":null})");
+  ex.refuse(protocol::xmlrpc, fault(fault_code::not_authorized, "go away"), sink);
+  EXPECT_EQ(sink.count, 2);
+  EXPECT_NE(sink.last->body.find("go away"), std::string::npos);
+}
+
+TEST_F(ExchangeTest, RunHereIsTheWorkerProcessSide) {
+  std::string body;
+  exchange::run_here(reg, call_doc("get_data"), body);
+  EXPECT_NE(body.find("<string>hello</string>"), std::string::npos) << body;
+  body.clear();
+  exchange::run_here(reg, call_doc("later", "<param><value><int>1</int></value></param>"), body);
+  EXPECT_NE(body.find("async methods do not run in worker processes"), std::string::npos) << body;
+  body.clear();
+  exchange::run_here(reg, "<methodCall>", body);
+  EXPECT_NE(body.find("<int>-32700</int>"), std::string::npos) << body;
+}
+
+// tests/data/jsonrpc: NAME.request.json through the exchange must give
+// NAME.response.json byte for byte (empty: no reply).
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST_F(ExchangeTest, GoldenJsonRpcFiles) {
+  const fs::path dir = fs::path(RAPIDRPC_TEST_DATA_DIR) / "jsonrpc";
+  int cases = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    const std::string suffix = ".request.json";
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string stem = name.substr(0, name.size() - suffix.size());
+    const fs::path expected = dir / (stem + ".response.json");
+    ASSERT_TRUE(fs::exists(expected)) << stem << " has no response file";
+    auto r = json(slurp(entry.path()));
+    EXPECT_EQ(r.body, slurp(expected)) << stem;
+    EXPECT_EQ(r.content_type, json_content_type) << stem;
+    ++cases;
+  }
+  EXPECT_GE(cases, 20);  // a wrong data path must not turn this into nothing
+}
+
+}  // namespace
+}  // namespace rapidrpc::detail::rpc
