@@ -96,11 +96,13 @@ struct server_options {
   /// processes instead of threads. A crash there fails that call with
   /// fault_code::internal_error and the worker is replaced; a call past its
   /// timeout gets fault_code::timeout and its worker is killed and replaced.
+  /// start() throws std::invalid_argument for `isolate` in another mode.
   bool isolate = false;
-  /// With `isolate`: the command that starts one worker process. Its file
-  /// descriptor 3 is a socket speaking the worker protocol
-  /// (rapidrpc/worker.hpp); rapidrpc::serve_worker() implements the worker
-  /// side. rapidrpcd passes itself with --worker.
+  /// With `isolate` (and only with it; start() throws
+  /// std::invalid_argument for one without the other): the command that
+  /// starts one worker process. Its file descriptor 3 is a socket speaking
+  /// the worker protocol (rapidrpc/worker.hpp); rapidrpc::serve_worker()
+  /// implements the worker side. rapidrpcd passes itself with --worker.
   std::vector<std::string> worker_command;
   /// How long a pool call may run when its method sets no timeout; zero
   /// means no limit.
@@ -162,7 +164,9 @@ class server {
   }
 
   /// Binds the listening sockets and starts the loop and worker threads.
-  /// Throws std::system_error if an address cannot be bound, and
+  /// Throws std::invalid_argument, before anything is set up, for options
+  /// it would not honour (see server_options: isolate, worker_command, zmq),
+  /// std::system_error if an address cannot be bound, and
   /// std::runtime_error if the TLS files cannot be loaded (tls_options).
   void start();
 

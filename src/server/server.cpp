@@ -310,11 +310,33 @@ void check_port_free(const tcp::endpoint& ep) {
   probe.bind(ep);
 }
 
+// Throws std::invalid_argument for the combinations of options that start()
+// would not honour, before anything is set up.
+void refuse_unhonoured(const server_options& o) {
+  const auto mode = o.mode;
+  if (o.isolate && mode != serving_mode::async_pool)
+    throw std::invalid_argument("isolate (worker processes) needs mode async-pool, not " +
+                                std::string(mode_name(mode)));
+  if (o.isolate && o.worker_command.empty())
+    throw std::invalid_argument("isolate needs a worker_command, the command that starts one worker");
+  if (!o.isolate && !o.worker_command.empty())
+    throw std::invalid_argument("worker_command is used with isolate only");
+  if (!o.zmq.empty()) {
+    if (mode != serving_mode::async_pool && mode != serving_mode::async)
+      throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
+                                  std::string(mode_name(mode)));
+    if (!o.users.empty())
+      throw std::invalid_argument("ZeroMQ endpoints carry no credentials: they cannot be combined with "
+                                  "password authentication");
+  }
+}
+
 }  // namespace
 
 void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
+  refuse_unhonoured(s.options);
   // TLS files first: a bad one fails start() before anything is bound.
   if (s.options.tls.enabled()) {
     s.tls = std::make_unique<detail::tls::context>(s.options.tls);
@@ -350,14 +372,6 @@ void server::start() {
   }
 
   const auto mode = s.options.mode;
-  if (!s.options.zmq.empty()) {
-    if (mode != serving_mode::async_pool && mode != serving_mode::async)
-      throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
-                                  std::string(mode_name(mode)));
-    if (!s.options.users.empty())
-      throw std::invalid_argument("ZeroMQ endpoints carry no credentials: they cannot be combined with "
-                                  "password authentication");
-  }
 
   // The mode decides who accepts and where methods run (docs/design.md).
   unsigned threads = or_cores(s.options.threads);
