@@ -319,10 +319,14 @@ class OtherLoad:
         self.own0 = own_ticks()
 
     def stop(self):
-        """Percent of the whole machine (all cores) used by other processes."""
+        """Percent of the whole machine (all cores) used by other processes.
+        Also sets server_seconds: the CPU time the server's process tree
+        used meanwhile (user + system, 1/CLOCK_TICKS resolution)."""
         elapsed = time.monotonic() - self.t0
         busy = machine_busy_ticks() - self.busy0
-        ours = (process_tree_ticks(self.pid) - self.server0) + (own_ticks() - self.own0)
+        server = process_tree_ticks(self.pid) - self.server0
+        self.server_seconds = server / CLOCK_TICKS
+        ours = server + (own_ticks() - self.own0)
         capacity = elapsed * CLOCK_TICKS * len(os.sched_getaffinity(0))
         return max(0.0, 100.0 * (busy - ours) / capacity) if capacity else 0.0
 
