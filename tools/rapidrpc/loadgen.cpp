@@ -37,6 +37,29 @@ void raise_descriptor_limit() noexcept {
   }
 }
 
+unsigned load_threads(const bench_options& o) noexcept {
+  return std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
+}
+
+thread_share share_of(const bench_options& o, unsigned threads, unsigned t) noexcept {
+  thread_share s;
+  s.connections = o.connections / threads + (t < o.connections % threads ? 1 : 0);
+  s.quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
+  s.rate = o.rate > 0 ? o.rate / threads : 0;
+  if (o.rate > 0)
+    s.phase = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(t / o.rate));
+  return s;
+}
+
+value expected_from_warmup(const outcome& warm) {
+  if (const auto* f = std::get_if<fault>(&warm)) {
+    if (f->code() == fault_code::transport_error) throw bench_error("the warm-up call failed: " + f->message());
+    throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " + f->message() +
+                      " (a benchmark needs a call that succeeds)");
+  }
+  return std::get<value>(warm);
+}
+
 void thread_tally::record_ok(clock::time_point started, clock::time_point now) {
   auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
   latency.record(ns);
@@ -671,24 +694,16 @@ std::string encode_request(const bench_options& o, const url& u) {
 // Runs `p` on `threads` workers; returns them after they end.
 std::vector<std::unique_ptr<worker>> run_workers(plan& p) {
   const auto& o = p.opts;
-  unsigned threads = std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
+  const unsigned threads = load_threads(o);
   std::vector<std::unique_ptr<worker>> workers;
   p.start = clock::now();
   if (o.requests == 0)
     p.deadline = p.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration));
   for (unsigned t = 0; t < threads; ++t) {
-    std::size_t conns = o.connections / threads + (t < o.connections % threads ? 1 : 0);
-    std::uint64_t quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
-    double rate = o.rate > 0 ? o.rate / threads : 0;
-    auto phase = o.rate > 0 ? std::chrono::duration_cast<clock::duration>(
-                                  std::chrono::duration<double>(t / o.rate))
-                            : clock::duration{};
-    workers.push_back(std::make_unique<worker>(p, conns, quota, rate, phase));
+    const auto share = share_of(o, threads, t);
+    workers.push_back(std::make_unique<worker>(p, share.connections, share.quota, share.rate, share.phase));
   }
-  std::vector<std::thread> running;
-  for (std::size_t t = 1; t < workers.size(); ++t) running.emplace_back([w = workers[t].get()] { w->run(); });
-  workers[0]->run();
-  for (auto& th : running) th.join();
+  run_workers_on_threads(workers);
   return workers;
 }
 
@@ -746,25 +761,13 @@ bench_result run_bench(const bench_options& options) {
     auto workers = run_workers(warm);
     auto& w = *workers[0];
     if (!w.captured) throw bench_error("the warm-up call failed: " + w.first_error);
-    if (auto* f = std::get_if<fault>(&*w.captured))
-      throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " +
-                        f->message() + " (a benchmark needs a call that succeeds)");
-    p.expected = std::get<value>(*w.captured);
+    p.expected = expected_from_warmup(*w.captured);
   }
   result.expected = p.expected;
 
   result.started_at = utc_now();
   auto workers = run_workers(p);
-  clock::time_point last{};
-  for (auto& w : workers) {
-    w->merge_into(result);
-    last = std::max(last, w->last_done);
-  }
-  // A timed run is judged over its window; a counted one until its last answer.
-  if (!options.requests)
-    result.elapsed_s = options.duration;
-  else
-    result.elapsed_s = last > p.start ? std::chrono::duration<double>(last - p.start).count() : 0;
+  merge_workers(workers, p.start, result);
   return result;
 }
 

@@ -21,7 +21,11 @@
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/value.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -130,6 +134,54 @@ class bench_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// ---- what both load drivers (HTTP here, ZeroMQ in zmq_loadgen.cpp) share ----
+
+/// One load thread's share of a run.
+struct thread_share {
+  std::size_t connections = 0;  ///< connections (ZeroMQ: sockets) it drives
+  std::uint64_t quota = 0;      ///< its part of a counted run (0: timed)
+  double rate = 0;              ///< its calls/s, open loop (0: closed loop)
+  std::chrono::steady_clock::duration phase{};  ///< its first call's offset, open loop
+};
+
+/// How many load threads a run uses: options.threads, at least one and at
+/// most one per connection.
+unsigned load_threads(const bench_options& options) noexcept;
+/// Thread `t`'s share of a run on `threads` threads: connections, calls
+/// and rate spread as evenly as they go, open-loop starts staggered.
+thread_share share_of(const bench_options& options, unsigned threads, unsigned t) noexcept;
+
+/// The result every call of the run must give: the warm-up call's. Throws
+/// bench_error if it failed (a transport error) or returned a fault.
+value expected_from_warmup(const outcome& warm);
+
+/// Runs every worker (`run()`), the first on the calling thread, the others
+/// on threads of their own, and returns when all are done.
+template <class Worker>
+void run_workers_on_threads(std::vector<std::unique_ptr<Worker>>& workers) {
+  std::vector<std::thread> running;
+  for (std::size_t t = 1; t < workers.size(); ++t) running.emplace_back([w = workers[t].get()] { w->run(); });
+  workers[0]->run();
+  for (auto& th : running) th.join();
+}
+
+/// Merges the workers' tallies (thread_tally) into `result` and sets its
+/// elapsed time: a timed run is judged over its window, a counted one from
+/// `start` to its last answer.
+template <class Worker>
+void merge_workers(const std::vector<std::unique_ptr<Worker>>& workers, std::chrono::steady_clock::time_point start,
+                   bench_result& result) {
+  std::chrono::steady_clock::time_point last{};
+  for (const auto& w : workers) {
+    w->merge_into(result);
+    last = std::max(last, w->last_done);
+  }
+  if (!result.options.requests)
+    result.elapsed_s = result.options.duration;
+  else
+    result.elapsed_s = last > start ? std::chrono::duration<double>(last - start).count() : 0;
+}
 
 /// Raises this process's descriptor limit to its hard limit: each
 /// connection (or ZeroMQ socket) is a descriptor.

@@ -431,14 +431,7 @@ bench_result run_zmq_bench(const bench_options& options) {
     copts.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(p.timeout);
     try {
       zmq_client warm(o.url, copts);
-      outcome r = warm.try_call(o.method, o.params);
-      if (auto* f = std::get_if<fault>(&r)) {
-        if (f->code() == fault_code::transport_error)
-          throw bench_error("the warm-up call failed: " + f->message());
-        throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " +
-                          f->message() + " (a benchmark needs a call that succeeds)");
-      }
-      p.expected = std::get<value>(std::move(r));
+      p.expected = expected_from_warmup(warm.try_call(o.method, o.params));
     } catch (const std::runtime_error& e) {
       if (dynamic_cast<const bench_error*>(&e)) throw;
       throw bench_error(std::string("the warm-up call failed: ") + e.what());
@@ -446,8 +439,7 @@ bench_result run_zmq_bench(const bench_options& options) {
   }
   result.expected = p.expected;
 
-  unsigned threads =
-      std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
+  const unsigned threads = load_threads(o);
   p.context = zmq_ctx_new();
   if (!p.context) throw bench_error(std::string("zmq_ctx_new: ") + zmq_strerror(zmq_errno()));
   context_guard guard{p.context};
@@ -462,31 +454,12 @@ bench_result run_zmq_bench(const bench_options& options) {
                                std::chrono::duration<double>(o.duration));
   std::vector<std::unique_ptr<worker>> workers;
   for (unsigned t = 0; t < threads; ++t) {
-    std::size_t sockets = o.connections / threads + (t < o.connections % threads ? 1 : 0);
-    std::uint64_t quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
-    double rate = o.rate > 0 ? o.rate / threads : 0;
-    auto phase =
-        o.rate > 0
-            ? std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(t / o.rate))
-            : clock::duration{};
-    workers.push_back(std::make_unique<worker>(p, sockets, quota, rate, phase));
+    const auto share = share_of(o, threads, t);
+    workers.push_back(std::make_unique<worker>(p, share.connections, share.quota, share.rate, share.phase));
   }
-  std::vector<std::thread> running;
-  for (std::size_t t = 1; t < workers.size(); ++t)
-    running.emplace_back([w = workers[t].get()] { w->run(); });
-  workers[0]->run();
-  for (auto& th : running) th.join();
-
-  clock::time_point last{};
-  for (auto& w : workers) {
-    w->merge_into(result);
-    last = std::max(last, w->last_done);
-  }
+  run_workers_on_threads(workers);
+  merge_workers(workers, p.start, result);
   workers.clear();  // the sockets close before the context terminates
-  if (!o.requests)
-    result.elapsed_s = o.duration;
-  else
-    result.elapsed_s = last > p.start ? std::chrono::duration<double>(last - p.start).count() : 0;
   return result;
 }
 
