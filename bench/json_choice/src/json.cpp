@@ -283,32 +283,6 @@ class reader {
 
 value parse_json(std::string_view text) { return reader(text).document(); }
 
-void write_json_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xF];
-        } else {
-          out += ch;  // UTF-8 passes through (values from the parser are valid UTF-8)
-        }
-    }
-  }
-  out += '"';
-}
-
 void append_number(std::string& out, double d) {
   char buf[64];
   auto [p, ec] = std::to_chars(buf, buf + sizeof buf, d);

@@ -38,9 +38,6 @@ inline constexpr std::size_t json_max_depth = 64;  ///< nesting, as XML-RPC's pa
 /// 64 bits or a number beyond the double range.
 value parse_json(std::string_view text);
 
-/// Appends `s` as a JSON string literal (quotes included).
-void write_json_string(std::string& out, std::string_view s);
-
 /// Appends the shortest decimal text that reads back as exactly `d` (finite
 /// values; "1e+100", "2.5", "3.0").
 void append_number(std::string& out, double d);
