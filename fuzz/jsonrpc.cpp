@@ -96,7 +96,7 @@ void check_response(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const jsonrpc::limits small{.max_depth = 3, .max_elements = 40, .max_batch = 3, .max_name_bytes = 8};
+  const rapidrpc::limits small{.max_depth = 3, .max_elements = 40, .max_batch = 3, .max_name_bytes = 8};
 
   auto whole = jsonrpc::parse_request(text);
   const auto* msg = std::get_if<jsonrpc::message>(&whole);

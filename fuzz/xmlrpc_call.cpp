@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static xmlrpc::parser chunked(xmlrpc::document_type::call);
   static xmlrpc::parser small(
       xmlrpc::document_type::call,
-      xmlrpc::limits{.max_depth = 3, .max_elements = 40, .max_name_bytes = 8});
+      rapidrpc::limits{.max_depth = 3, .max_elements = 40, .max_name_bytes = 8});
 
   auto whole = xmlrpc::parse_call(doc);
   const auto* call = std::get_if<xmlrpc::method_call>(&whole);

@@ -63,7 +63,7 @@ void check_documents(std::string_view doc) {
   static xmlrpc::parser chunked(xmlrpc::document_type::response);
   static xmlrpc::parser small(
       xmlrpc::document_type::response,
-      xmlrpc::limits{.max_depth = 3, .max_elements = 40, .max_name_bytes = 8});
+      rapidrpc::limits{.max_depth = 3, .max_elements = 40, .max_name_bytes = 8});
 
   const auto whole = xmlrpc::parse_response(doc);
   const xmlrpc::method_response* response = accepted(whole);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <rapidrpc/fault.hpp>
+#include <rapidrpc/limits.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <cstddef>
@@ -30,13 +31,10 @@
 
 namespace rapidrpc::jsonrpc {
 
-/// Limits on one text. Going past one gives a clear error object.
-struct limits {
-  std::size_t max_depth = 64;            ///< nesting of arrays and objects
-  std::size_t max_elements = 1'000'000;  ///< JSON values in one text
-  std::size_t max_batch = 1000;          ///< requests in one batch
-  std::size_t max_name_bytes = 256;      ///< length of a method name
-};
+// `limits` (rapidrpc/limits.hpp): a parse reads max_depth (nesting of
+// arrays and objects), max_elements (JSON values in one text), max_batch
+// (requests in one batch) and max_name_bytes (a method name); going past one
+// gives a clear error object.
 
 /// One request. `id` is the request's id as JSON text, so it is echoed
 /// exactly: a number keeps its text ("1.5e3", a 30-digit integer), a string

@@ -1,5 +1,7 @@
-// Limits and timeouts of the server, with their documented defaults
-// (docs/limits.md). Going past any of them gives the client a well-formed
+// Limits and timeouts, with their documented defaults (docs/limits.md):
+// one struct, read by the server and by the codecs (xmlrpc.hpp and
+// jsonrpc.hpp read the document limits: max_depth, max_elements, max_batch,
+// max_name_bytes). Going past any of them gives the client a well-formed
 // error and the server keeps serving.
 #pragma once
 
@@ -25,6 +27,9 @@ struct limits {
   std::size_t max_multicall = 1000;
   /// Most requests in one JSON-RPC batch (error -32600).
   std::size_t max_batch = 1000;
+  /// Longest method name in a request (fault -32600 for XML-RPC, error
+  /// -32600 for JSON-RPC).
+  std::size_t max_name_bytes = 256;
   /// Most connections open at once; past it a new one is answered 503 (with
   /// Retry-After) and closed at once.
   std::size_t max_connections = 10'000;

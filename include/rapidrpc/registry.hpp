@@ -40,7 +40,9 @@ enum class execution : std::uint8_t {
 /// The result of a call: a value, or the fault it ended with.
 using outcome = std::variant<value, fault>;
 
-class pool_runner;
+namespace detail {
+struct pool_target;  // where a server runs pool methods (private)
+}
 
 /// Who makes a call, as the server saw the connection it came on.
 struct call_peer {
@@ -64,14 +66,11 @@ struct call_context {
   /// The executor of the connection's loop thread: timers and outgoing I/O of
   /// async methods go here, and replies are delivered here.
   boost::asio::any_io_executor loop;
-  /// The worker pool's executor: pool methods run here (it may be the loop
-  /// itself, in the modes that run every method inline).
-  boost::asio::any_io_executor pool;
-  /// When set, pool methods run through it instead of on `pool`.
-  pool_runner* runner = nullptr;
   /// Who makes the call, if it came from a connection; valid until the
   /// call completes.
   const call_peer* peer = nullptr;
+  /// Where pool methods run, set by the server; null: posted to `loop`.
+  const detail::pool_target* pool = nullptr;
 };
 
 /// The reply channel of an async method.
@@ -119,20 +118,6 @@ struct method {
   /// The parameters' names, in order, for protocols that pass parameters by
   /// name (JSON-RPC's params object). Empty: positional parameters only.
   std::vector<std::string> param_names;
-};
-
-/// Runs a pool method somewhere other than the worker pool's threads: in
-/// worker processes (rapidrpc/worker.hpp), or inline under a watchdog in the
-/// process-per-connection modes.
-class pool_runner {
- public:
-  virtual ~pool_runner() = default;
-  /// Runs `m` (registered as `name`) with `params` and calls `done` exactly
-  /// once on `loop`, within `timeout` (zero: no limit) or with
-  /// fault_code::timeout. Called on the loop thread.
-  virtual void run(const method& m, std::string_view name, array params,
-                   std::chrono::milliseconds timeout, boost::asio::any_io_executor loop,
-                   std::function<void(outcome)> done) = 0;
 };
 
 /// Runs an inline or pool method's `run` on the calling thread and returns
@@ -303,8 +288,8 @@ class registry {
   /// Runs one call: asks the authorizer (with `ctx.peer`), looks the method
   /// up, checks it, runs it where it is registered to run, and calls `done`
   /// exactly once on `ctx.loop` (inline methods may complete before invoke()
-  /// returns). Pool methods are posted to
-  /// `ctx.pool`. Never throws; every failure becomes a fault in `done`.
+  /// returns). Pool methods run where `ctx.pool` says (on `ctx.loop`
+  /// without one). Never throws; every failure becomes a fault in `done`.
   void invoke(const call_context& ctx, std::string_view name, array params,
               std::function<void(outcome)> done) const;
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <rapidrpc/fault.hpp>
+#include <rapidrpc/limits.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <cstddef>
@@ -23,12 +24,10 @@
 
 namespace rapidrpc::xmlrpc {
 
-/// Limits on one document. Going past one fails the parse with a clear error.
-struct limits {
-  std::size_t max_depth = 64;            ///< nesting of <array>/<struct> values
-  std::size_t max_elements = 1'000'000;  ///< XML elements in one document
-  std::size_t max_name_bytes = 256;      ///< length of a method name
-};
+// `limits` (rapidrpc/limits.hpp): a parse reads max_depth (nesting of
+// <array>/<struct> values), max_elements (XML elements in one document) and
+// max_name_bytes (the method name); going past one fails the parse with a
+// clear error.
 
 /// A parsed methodCall.
 struct method_call {

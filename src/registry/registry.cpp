@@ -1,5 +1,7 @@
 #include <rapidrpc/registry.hpp>
 
+#include "registry/pool.hpp"
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -158,12 +160,13 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       return;
     case execution::pool: {
       auto timeout = m->timeout.count() != 0 ? m->timeout : default_timeout_;
-      if (ctx.runner != nullptr) {
-        ctx.runner->run(*m, name, std::move(params), timeout, ctx.loop, std::move(done));
+      if (ctx.pool != nullptr && ctx.pool->runner != nullptr) {
+        ctx.pool->runner->run(*m, name, std::move(params), timeout, ctx.loop, std::move(done));
         return;
       }
+      const auto& pool = ctx.pool != nullptr && ctx.pool->executor ? ctx.pool->executor : ctx.loop;
       if (timeout.count() == 0) {
-        boost::asio::post(ctx.pool, [m, params = std::move(params), loop = ctx.loop,
+        boost::asio::post(pool, [m, params = std::move(params), loop = ctx.loop,
                                      done = std::move(done)]() mutable {
           outcome o = call_method(*m, params);
           boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
@@ -180,7 +183,7 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       timer->async_wait([reply](const boost::system::error_code& ec) {
         if (!ec) reply.fail(fault(fault_code::timeout, "the call took too long"));
       });
-      boost::asio::post(ctx.pool, [m, params = std::move(params), reply, timer]() mutable {
+      boost::asio::post(pool, [m, params = std::move(params), reply, timer]() mutable {
         outcome o = call_method(*m, params);
         if (auto* v = std::get_if<value>(&o))
           reply.reply(std::move(*v));

@@ -53,7 +53,7 @@ void exchange::refuse(protocol p, const fault& f, reply_sink& sink) {
 
 void exchange::start_xml(std::string_view document, const call_context& ctx,
                          std::shared_ptr<reply_sink>& sink) {
-  if (!xml_) xml_.emplace(xmlrpc::document_type::call, xml_limits_);
+  if (!xml_) xml_.emplace(xmlrpc::document_type::call, limits_);
   xml_->reset();
   if (!xml_->feed(document) || !xml_->finish()) {
     const auto& err = xml_->error();
@@ -78,7 +78,7 @@ void exchange::finish_xml(const outcome& o) {
 
 void exchange::start_json(std::string_view document, const call_context& ctx,
                           std::shared_ptr<reply_sink>& sink) {
-  auto parsed = jsonrpc::parse_request(document, json_limits_);
+  auto parsed = jsonrpc::parse_request(document, limits_);
   if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed))
     return answer_error(bad->id, bad->code, bad->detail, *sink);
   auto& msg = std::get<jsonrpc::message>(parsed);

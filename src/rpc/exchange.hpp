@@ -55,8 +55,8 @@ class reply_sink {
 
 class exchange {
  public:
-  exchange(const registry& methods, const xmlrpc::limits& xml, const jsonrpc::limits& json) noexcept
-      : methods_(methods), xml_limits_(xml), json_limits_(json) {}
+  /// Reads the documents within `lim` (its document limits: limits.hpp).
+  exchange(const registry& methods, const limits& lim) noexcept : methods_(methods), limits_(lim) {}
 
   /// Runs the request in `document` (which need not outlive the call) and
   /// hands its reply to `sink` exactly once, on ctx.loop. `sink` is kept
@@ -91,8 +91,7 @@ class exchange {
   void answer_error(std::string_view id, std::int32_t code, std::string_view detail, reply_sink& sink);
 
   const registry& methods_;
-  xmlrpc::limits xml_limits_;
-  jsonrpc::limits json_limits_;
+  limits limits_;
   std::optional<xmlrpc::parser> xml_;  // made on the first XML-RPC request, then reused
 
   protocol protocol_ = protocol::xmlrpc;

@@ -47,7 +47,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
               owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
               owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
-      exchange_(*owner.shared().methods, owner.shared().xml_limits, owner.shared().json_limits),
+      exchange_(*owner.shared().methods, owner.shared().limits),
       peer_{peer.address(), peer.port(), {}},
       context_(owner.context()) {
   context_.peer = &peer_;

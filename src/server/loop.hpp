@@ -4,6 +4,7 @@
 
 #include <rapidrpc/jsonrpc.hpp>
 #include "access/access_log.hpp"
+#include "registry/pool.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
@@ -36,8 +37,6 @@ class access_policy;
 struct shared_state {
   const rapidrpc::registry* methods = nullptr;
   rapidrpc::limits limits;
-  xmlrpc::limits xml_limits;
-  jsonrpc::limits json_limits;
   std::vector<std::string> paths;       // XML-RPC, and JSON-RPC when `jsonrpc`
   std::vector<std::string> json_paths;  // JSON-RPC only (empty unless `jsonrpc`)
   bool jsonrpc = true;
@@ -46,11 +45,10 @@ struct shared_state {
   std::atomic<std::size_t> connections{0};
 
   // How the mode shapes the loops (see server.cpp, start()).
-  bool inline_pool = false;           ///< pool methods run on the loop thread
   bool close_after_response = false;  ///< one request per connection (sequential)
   std::size_t max_open_per_loop = 0;  ///< accepting pauses at this many (0: no cap)
   bool process_mode = false;          ///< one connection per process (fork, prefork)
-  pool_runner* runner = nullptr;      ///< where pool methods run, if not the pool
+  detail::pool_target pool;           ///< where pool methods run (none: on the loop)
   const tls::context* tls = nullptr;  ///< HTTPS when set
 
   // Access control and logging (access.hpp, access_log.hpp); null when off.
@@ -58,11 +56,17 @@ struct shared_state {
   access_log* log = nullptr;
 };
 
+/// Opens `a` for `ep` and binds it as every listening socket of the server
+/// is bound: SO_REUSEADDR, an IPv6 socket IPv6-only, and SO_REUSEPORT when
+/// several sockets share the port (`shared_port`: one per loop). Throws
+/// boost::system::system_error.
+void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp::endpoint& ep, bool shared_port);
+
 /// One event loop. Everything in it is touched only by its own thread, except
 /// where a member says otherwise.
 class loop {
  public:
-  loop(shared_state& shared, boost::asio::any_io_executor pool);
+  explicit loop(shared_state& shared);
 
   /// Opens one more listening socket on this loop (before start()) and
   /// returns its address (with the port picked when `ep` has port 0).

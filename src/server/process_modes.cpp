@@ -49,7 +49,7 @@ int accept_one(const std::vector<int>& listeners, int stop_fd, int timeout_ms) {
 
 /// In a child: serves one connection to its end.
 void serve_connection(shared_state& shared, int fd) {
-  loop l(shared, net::any_io_executor{});
+  loop l(shared);
   l.serve_here(fd);
 }
 
@@ -77,10 +77,7 @@ process_supervisor::~process_supervisor() {
 tcp::endpoint process_supervisor::listen(const tcp::endpoint& ep) {
   net::io_context io;
   tcp::acceptor a(io);
-  a.open(ep.protocol());
-  a.set_option(tcp::acceptor::reuse_address(true));
-  if (ep.protocol() == tcp::v6()) a.set_option(net::ip::v6_only(true));
-  a.bind(ep);
+  bind_acceptor(a, ep, false);  // one socket per address, shared by the processes
   a.listen(net::socket_base::max_listen_connections);
   tcp::endpoint bound = a.local_endpoint();
   int fd = a.release();

@@ -33,24 +33,25 @@ namespace detail {
 
 // ---- loop ---------------------------------------------------------------------
 
-loop::loop(shared_state& shared, net::any_io_executor pool)
-    : shared_(shared), work_(net::make_work_guard(io_)) {
+loop::loop(shared_state& shared) : shared_(shared), work_(net::make_work_guard(io_)) {
   context_.loop = io_.get_executor();
-  // In the modes without a worker pool, "pool" methods run on the loop.
-  context_.pool = shared.inline_pool ? context_.loop : std::move(pool);
-  context_.runner = shared.runner;
+  context_.pool = &shared.pool;
   if (shared.log != nullptr) log_ = std::make_unique<access_log_buffer>(*shared.log, io_);
+}
+
+void bind_acceptor(tcp::acceptor& a, const tcp::endpoint& ep, bool shared_port) {
+  a.open(ep.protocol());
+  a.set_option(tcp::acceptor::reuse_address(true));
+  if (shared_port) a.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
+  if (ep.protocol() == tcp::v6()) a.set_option(net::ip::v6_only(true));
+  a.bind(ep);
 }
 
 tcp::endpoint loop::listen(const tcp::endpoint& ep) {
   auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
-  l->acceptor.open(ep.protocol());
-  l->acceptor.set_option(tcp::acceptor::reuse_address(true));
   // Every loop listens on the same address; the kernel spreads new
   // connections over them, so no loop hands sockets to another.
-  l->acceptor.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
-  if (ep.protocol() == tcp::v6()) l->acceptor.set_option(net::ip::v6_only(true));
-  l->acceptor.bind(ep);
+  bind_acceptor(l->acceptor, ep, true);
   l->acceptor.listen(net::socket_base::max_listen_connections);
   listeners_.push_back(std::move(l));
   return listeners_.back()->acceptor.local_endpoint();
@@ -213,7 +214,7 @@ struct server::impl {
   std::unique_ptr<net::thread_pool> pool;
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
-  std::unique_ptr<pool_runner> runner;                     // watchdog or worker processes
+  std::unique_ptr<detail::pool_runner> runner;             // watchdog or worker processes
   std::unique_ptr<detail::zmq_router> zmq;                 // after runner and pool: they post to it
   std::vector<tcp::endpoint> bound;
   std::vector<std::string> zmq_bound;
@@ -304,10 +305,7 @@ std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) 
 void check_port_free(const tcp::endpoint& ep) {
   net::io_context io;
   tcp::acceptor probe(io);
-  probe.open(ep.protocol());
-  probe.set_option(tcp::acceptor::reuse_address(true));
-  if (ep.protocol() == tcp::v6()) probe.set_option(net::ip::v6_only(true));
-  probe.bind(ep);
+  detail::bind_acceptor(probe, ep, false);
 }
 
 // Throws std::invalid_argument for the combinations of options that start()
@@ -344,11 +342,6 @@ void server::start() {
   }
   s.shared.methods = &s.methods;
   s.shared.limits = s.options.limits;
-  s.shared.xml_limits.max_depth = s.options.limits.max_depth;
-  s.shared.xml_limits.max_elements = s.options.limits.max_elements;
-  s.shared.json_limits.max_depth = s.options.limits.max_depth;
-  s.shared.json_limits.max_elements = s.options.limits.max_elements;
-  s.shared.json_limits.max_batch = s.options.limits.max_batch;
   s.shared.paths = s.options.paths;
   s.shared.jsonrpc = s.options.jsonrpc;
   if (s.options.jsonrpc) s.shared.json_paths = s.options.jsonrpc_paths;
@@ -376,10 +369,7 @@ void server::start() {
   // The mode decides who accepts and where methods run (docs/design.md).
   unsigned threads = or_cores(s.options.threads);
   const bool process_mode = mode == serving_mode::fork || mode == serving_mode::prefork;
-  if (mode != serving_mode::async_pool) {
-    threads = 1;
-    s.shared.inline_pool = true;
-  }
+  if (mode != serving_mode::async_pool) threads = 1;  // and pool methods run on the loop
   if (mode == serving_mode::sequential) {
     s.shared.max_open_per_loop = 1;
     s.shared.close_after_response = true;
@@ -389,20 +379,19 @@ void server::start() {
     // An idle keep-alive client must not hold a whole process for long.
     s.shared.limits.idle_timeout = std::min(s.shared.limits.idle_timeout, std::chrono::seconds(2));
     s.runner = std::make_unique<detail::watchdog::runner>();
-    s.shared.runner = s.runner.get();
+    s.shared.pool.runner = s.runner.get();
     s.supervisor = std::make_unique<detail::process_supervisor>(s.shared, mode, or_cores(s.options.processes));
   } else {
     if (mode == serving_mode::async_pool) {
       if (s.options.isolate) {
         s.runner = make_worker_pool(s.options.worker_command, s.options.workers);
-        s.shared.runner = s.runner.get();
+        s.shared.pool.runner = s.runner.get();
       } else {
         s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));
+        s.shared.pool.executor = s.pool->get_executor();
       }
     }
-    for (unsigned i = 0; i < threads; ++i)
-      s.loops.push_back(std::make_unique<detail::loop>(
-          s.shared, s.pool ? net::any_io_executor(s.pool->get_executor()) : net::any_io_executor{}));
+    for (unsigned i = 0; i < threads; ++i) s.loops.push_back(std::make_unique<detail::loop>(s.shared));
   }
 
   auto endpoints = resolve(s.options.host, s.options.port);
@@ -432,10 +421,9 @@ void server::start() {
   if (!s.options.zmq.empty()) {
     detail::zmq_router::settings z;
     z.methods = &s.methods;
-    z.limits = s.shared.json_limits;
+    z.limits = s.shared.limits;
     z.max_message_bytes = s.options.limits.max_body_bytes;
-    if (s.pool) z.pool = s.pool->get_executor();
-    z.runner = s.shared.runner;
+    z.pool = &s.shared.pool;
     z.access = s.access.get();
     z.log = s.log.get();
     try {

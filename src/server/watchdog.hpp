@@ -8,6 +8,7 @@
 
 #include <rapidrpc/registry.hpp>
 
+#include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
 
 #include <chrono>

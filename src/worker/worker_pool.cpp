@@ -41,7 +41,7 @@ struct job {
   std::function<void(outcome)> done;
 };
 
-class worker_pool final : public pool_runner {
+class worker_pool final : public detail::pool_runner {
  public:
   worker_pool(std::vector<std::string> command, unsigned count)
       : command_(std::move(command)), workers_(count) {
@@ -254,7 +254,7 @@ class worker_pool final : public pool_runner {
 
 }  // namespace
 
-std::unique_ptr<pool_runner> make_worker_pool(std::vector<std::string> command, unsigned workers) {
+std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command, unsigned workers) {
   unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
   return std::make_unique<worker_pool>(std::move(command), n);
 }

@@ -33,8 +33,7 @@ std::string_view text(const zmq::message_t& m) noexcept {
 
 // One request in flight; its exchange runs the call and hands the reply back.
 struct zmq_router::call final : rpc::reply_sink {
-  call(zmq_router& r, const registry& methods, const jsonrpc::limits& limits)
-      : router(r), exchange(methods, {}, limits) {}
+  call(zmq_router& r, const registry& methods, const limits& lim) : router(r), exchange(methods, lim) {}
   void on_reply(const rpc::reply& r) override { router.finish(*this, r); }
 
   zmq_router& router;
@@ -50,8 +49,7 @@ struct zmq_router::call final : rpc::reply_sink {
 
 zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
   call_context_.loop = io_.get_executor();
-  call_context_.pool = settings_.pool ? settings_.pool : call_context_.loop;
-  call_context_.runner = settings_.runner;
+  call_context_.pool = settings_.pool;
   // Past this size libzmq drops the sender's connection while reading the
   // size, before any of the body is stored.
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(settings_.max_message_bytes));

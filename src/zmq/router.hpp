@@ -14,6 +14,7 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 
+#include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -43,10 +44,9 @@ class zmq_router {
  public:
   struct settings {
     const registry* methods = nullptr;
-    jsonrpc::limits limits;
+    rapidrpc::limits limits;  ///< the document limits
     std::size_t max_message_bytes = 16 * 1024 * 1024;  ///< past this, libzmq drops the peer
-    boost::asio::any_io_executor pool;  ///< where pool methods run (the loop itself if empty)
-    pool_runner* runner = nullptr;      ///< worker processes (--isolate), if any
+    const pool_target* pool = nullptr;  ///< where pool methods run (null: on the endpoint's thread)
     const access_policy* access = nullptr;  ///< the address allowlist, if any
     access_log* log = nullptr;
   };

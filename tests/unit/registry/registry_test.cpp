@@ -1,5 +1,7 @@
 #include <rapidrpc/registry.hpp>
 
+#include "registry/pool.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -49,10 +51,11 @@ class RegistryTest : public ::testing::Test {
     ADD_FAILURE() << name << " did not fault";
     return fault(0, "");
   }
-  call_context ctx() { return {io.get_executor(), pool.get_executor()}; }
+  call_context ctx() { return {io.get_executor(), nullptr, &on_pool}; }
 
   boost::asio::io_context io;
   boost::asio::thread_pool pool{2};
+  detail::pool_target on_pool{pool.get_executor()};
   registry reg;
 };
 

@@ -2,6 +2,8 @@
 // an io_context standing in for a connection's loop.
 #include "rpc/exchange.hpp"
 
+#include "registry/pool.hpp"
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -76,7 +78,7 @@ class ExchangeTest : public ::testing::Test {
     reg.set_timeout("stuck", std::chrono::milliseconds(100));
   }
 
-  call_context context() { return {io.get_executor(), pool.get_executor(), nullptr, nullptr}; }
+  call_context context() { return {io.get_executor(), nullptr, &on_pool}; }
 
   // Runs one request and waits (up to 10 s) for its reply.
   heard run(protocol p, std::string_view document) {
@@ -102,8 +104,9 @@ class ExchangeTest : public ::testing::Test {
 
   boost::asio::io_context io;
   boost::asio::thread_pool pool{2};
+  pool_target on_pool{pool.get_executor()};
   registry reg;
-  exchange ex{reg, xmlrpc::limits{}, jsonrpc::limits{}};
+  exchange ex{reg, limits{}};
 };
 
 TEST_F(ExchangeTest, XmlCallAnswersItsResult) {

@@ -1,4 +1,5 @@
 // Running JSON-RPC requests on a registry: named parameters and batches.
+#include "registry/pool.hpp"
 #include "rpc/jsonrpc_dispatch.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -48,7 +49,7 @@ class DispatchTest : public ::testing::Test {
   std::string batch(std::string_view text) {
     auto m = std::get<message>(parse_request(text));
     std::optional<std::string> body;
-    run_batch(reg, {io.get_executor(), pool.get_executor()}, std::move(m),
+    run_batch(reg, {io.get_executor(), nullptr, &on_pool}, std::move(m),
                       [&](std::string b) { body = std::move(b); });
     io.restart();
     auto guard = boost::asio::make_work_guard(io);
@@ -64,6 +65,7 @@ class DispatchTest : public ::testing::Test {
   int peak = 0;
   boost::asio::io_context io;
   boost::asio::thread_pool pool{2};
+  pool_target on_pool{pool.get_executor()};
   registry reg;
 };
 
