@@ -18,6 +18,7 @@
 #pragma once
 
 #include <rapidrpc/fault.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <cstddef>
@@ -74,8 +75,8 @@ std::variant<message, error_reply> parse_request(std::string_view text, const li
 
 /// A parsed response (the client side).
 struct response {
-  std::string id;  ///< JSON text
-  std::variant<value, fault> outcome;
+  std::string id;             ///< JSON text
+  rapidrpc::outcome outcome;  ///< the result, or the error object as a fault
 };
 
 /// Parses a response text; an error_reply (its detail says why) if it is not

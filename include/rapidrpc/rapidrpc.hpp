@@ -15,6 +15,7 @@
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/literals.hpp>
 #include <rapidrpc/localhost.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/server.hpp>
 #include <rapidrpc/tls_client.hpp>
