@@ -183,7 +183,8 @@ bool is_closed_by_peer(const boost::system::error_code& ec) {
 
 class call_op : public std::enable_shared_from_this<call_op> {
  public:
-  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body, std::string json_id,
+  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body,
+          std::optional<std::uint64_t> json_id,
           completion done, wire_trace* trace)
       : state_(std::move(state)),
         body_(std::move(body)),
@@ -502,14 +503,14 @@ class call_op : public std::enable_shared_from_this<call_op> {
     bool reusable = opt.keep_alive && parser_->keep_alive() && written_ && in_.size() == 0 &&
                     !state_->closed && state_->idle.size() < opt.max_idle_connections;
     call_result r =
-        json_id_.empty()
+        !json_id_
             ? client_detail::interpret_response(static_cast<int>(res.result_int()), res.reason(),
                                                 res[bhttp::field::content_encoding], res.body(),
                                                 opt.max_response_bytes, state_->response_parser,
                                                 state_->scratch)
             : client_detail::interpret_json_response(static_cast<int>(res.result_int()), res.reason(),
                                                      res[bhttp::field::content_encoding], res.body(),
-                                                     opt.max_response_bytes, json_id_, state_->scratch);
+                                                     opt.max_response_bytes, *json_id_, state_->scratch);
     if (trace_) trace_->response_body = res.body();
     if (state_->scratch.capacity() > max_read_chunk) std::string().swap(state_->scratch);
     if (reusable) state_->idle.push_back({std::move(socket_), std::move(tls_), clock::now()});
@@ -549,7 +550,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
   std::shared_ptr<shared_state> state_;
   std::string body_;
   bool gzip_body_;
-  std::string json_id_;  // the JSON-RPC request's id; empty for XML-RPC
+  std::optional<std::uint64_t> json_id_;  // the JSON-RPC request's id; none for XML-RPC
   completion done_;
   wire_trace* trace_;
   tcp::socket socket_;                // http; https until the handshake
@@ -639,10 +640,11 @@ struct client::impl {
 
   void start(std::string_view method, const array& params, completion done, wire_trace* trace) {
     std::string body;
-    std::string json_id;
+    std::optional<std::uint64_t> json_id;
     if (state->options.protocol == protocol::jsonrpc) {
-      json_id = std::to_string(state->next_id++);
-      jsonrpc::write_request(body, method, params, json_id);  // throws std::invalid_argument
+      json_id = state->next_id;
+      jsonrpc::write_request(body, method, params, std::to_string(*json_id));  // throws std::invalid_argument
+      ++state->next_id;
     } else {
       xmlrpc::write_call(body, method, params);  // throws std::invalid_argument
     }
@@ -654,7 +656,7 @@ struct client::impl {
       body.swap(packed);
       gzip_body = true;
     }
-    std::make_shared<call_op>(state, std::move(body), gzip_body, std::move(json_id), std::move(done), trace)
+    std::make_shared<call_op>(state, std::move(body), gzip_body, json_id, std::move(done), trace)
         ->start();
   }
 
@@ -699,23 +701,8 @@ client::~client() = default;
 client::client(client&&) noexcept = default;
 client& client::operator=(client&&) noexcept = default;
 
-namespace {
-
-// (A template, so that the private client::impl is never named here.)
-template <class Impl>
-Impl& checked(const std::unique_ptr<Impl>& p) {
-  if (!p) throw std::logic_error("rapidrpc::client: use of a moved-from client");
-  return *p;
-}
-
-}  // namespace
-
-value client::call(std::string_view method, const array& params) {
-  return client_detail::result_or_throw(checked(impl_).run(method, params));
-}
-
-outcome client::try_call(std::string_view method, const array& params) {
-  return client_detail::to_outcome(checked(impl_).run(method, params));
+client_detail::call_result client::exchange(std::string_view method, const array& params) {
+  return client_detail::checked(impl_, "rapidrpc::client").run(method, params);
 }
 
 std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, array>>& calls) {
@@ -723,17 +710,10 @@ std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, 
   return client_detail::split_multicall(std::move(result), calls.size());
 }
 
-// The method and params are encoded at once, so by-value (the public
-// signature, which lets callers move) costs nothing more.
-void client::async_call(std::string method,
-                        array params,  // NOLINT(performance-unnecessary-value-param)
-                        std::function<void(outcome)> done) {
-  auto& self = checked(impl_);
+void client::start(std::string_view method, const array& params, completion done) {
+  auto& self = client_detail::checked(impl_, "rapidrpc::client");
   if (self.own_io) throw std::logic_error("async_call needs a client built on an executor");
-  self.start(
-      method, params,
-      [done = std::move(done)](call_result r) { done(client_detail::to_outcome(std::move(r))); },
-      nullptr);
+  self.start(method, params, std::move(done), nullptr);
 }
 
 void client::trace(wire_trace* trace) noexcept {
@@ -743,11 +723,6 @@ void client::trace(wire_trace* trace) noexcept {
 const rapidrpc::url& client::target() const noexcept {
   static const rapidrpc::url none;
   return impl_ ? impl_->state->target : none;
-}
-
-void client::throw_result_type(std::string_view got) {
-  throw transport_error(transport_error::reason::bad_response,
-                        "the result has an unexpected type: " + std::string(got));
 }
 
 }  // namespace rapidrpc
