@@ -54,6 +54,7 @@
 #include <rapidrpc/localhost.hpp>
 #include <rapidrpc/tls_client.hpp>
 
+#include "client/sync_call.hpp"
 #include "client/wire.hpp"
 #include "http/gzip.hpp"
 
@@ -664,18 +665,11 @@ struct client::impl {
   call_result run(std::string_view method, const array& params) {
     if (!own_io)
       throw std::logic_error("synchronous calls need a client with an io_context of its own");
-    std::optional<call_result> out;
-    start(
-        method, params, [&out](call_result r) { out.emplace(std::move(r)); }, state->trace);
-    own_io->restart();
-    while (!out) {
-      if (own_io->run_one() == 0)
-        throw std::logic_error("rapidrpc::client: the call ran out of work without completing");
-    }
-    // Handlers the finished call left behind (aborted by the close of its
-    // socket, if any) run at the start of the next call; they hold no
-    // buffers (finish() freed them).
-    return std::move(*out);
+    // The handlers a finished call leaves behind (aborted by the close of
+    // its socket, if any) hold no buffers: finish() freed them.
+    return client_detail::run_until_complete(*own_io, "rapidrpc::client", [&](completion done) {
+      start(method, params, std::move(done), state->trace);
+    });
   }
 
   std::unique_ptr<net::io_context> own_io;  // declared first: destroyed last

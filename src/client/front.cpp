@@ -7,25 +7,16 @@
 namespace rapidrpc::client_detail {
 
 outcome to_outcome(call_result&& r) {
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      return std::get<fault>(std::move(r));
-    default:
-      return fault(fault_code::transport_error, std::get<transport_error>(r).what());
-  }
+  if (auto* e = std::get_if<transport_error>(&r))
+    return fault(fault_code::transport_error, e->what());
+  if (auto* f = std::get_if<fault>(&r)) return std::move(*f);
+  return std::get<value>(std::move(r));
 }
 
 value result_or_throw(call_result&& r) {
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      throw std::get<fault>(std::move(r));
-    default:
-      throw std::get<transport_error>(std::move(r));
-  }
+  if (auto* v = std::get_if<value>(&r)) return std::move(*v);
+  if (auto* f = std::get_if<fault>(&r)) throw std::move(*f);
+  throw std::get<transport_error>(std::move(r));
 }
 
 void throw_result_type(std::string_view got) {

@@ -28,8 +28,8 @@ json_reply read_json_reply(std::string_view text) {
   auto parsed = jsonrpc::parse_response(text);
   if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed)) {
     out.id_text = "null";
-    out.result =
-        transport_error(why::bad_response, "the response is not a JSON-RPC 2.0 response: " + bad->detail);
+    out.result = transport_error(why::bad_response,
+                                 "the response is not a JSON-RPC 2.0 response: " + bad->detail);
     return out;
   }
   auto& r = std::get<jsonrpc::response>(parsed);
@@ -45,8 +45,7 @@ json_reply read_json_reply(std::string_view text) {
   if (auto* f = std::get_if<fault>(&r.outcome)) {
     out.result = std::move(*f);
   } else if (out.to == json_reply::addressee::unknown) {
-    out.result =
-        transport_error(why::bad_response, "the response carries a result with id null");
+    out.result = transport_error(why::bad_response, "the response carries a result with id null");
   } else {
     out.result = std::get<value>(std::move(r.outcome));
   }
@@ -67,8 +66,8 @@ std::optional<request_id> answered_call(const json_reply& r, std::optional<reque
 
 call_result result_for(json_reply&& r, request_id id) {
   if (answered_call(r, id) == id) return std::move(r.result);
-  return transport_error(why::bad_response,
-                         "the response answers another request (id " + r.id_text.substr(0, 40) + ")");
+  return transport_error(why::bad_response, "the response answers another request (id " +
+                                                r.id_text.substr(0, 40) + ")");
 }
 
 }  // namespace rapidrpc::client_detail

@@ -7,6 +7,7 @@
 #include <rapidrpc/zmq_client.hpp>
 
 #include "client/json_reply.hpp"
+#include "client/sync_call.hpp"
 #include "client/wire.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -106,10 +107,10 @@ struct engine : std::enable_shared_from_this<engine> {
   net::steady_timer deadlines;
   zmq_client_options options;
   std::string address;
-  pending_map pending;                                       // by id, hence by deadline
-  std::deque<std::pair<request_id, std::string>> unsent;     // past the high-water mark
-  std::string frame;                                         // the request being written, reused
-  zmq::message_t in;                                         // the reply being read, reused
+  pending_map pending;                                    // by id, hence by deadline
+  std::deque<std::pair<request_id, std::string>> unsent;  // past the high-water mark
+  std::string frame;                                      // the request being written, reused
+  zmq::message_t in;                                      // the reply being read, reused
   request_id next_id = 1;
   bool waiting = false;   // a wait on `watch` is pending
   unsigned wait_gen = 0;  // bumped to disown a cancelled wait
@@ -157,10 +158,11 @@ bool engine::try_send(request_id id, std::string_view bytes) {
   } catch (const zmq::error_t& e) {
     auto it = pending.find(id);
     if (it == pending.end()) return true;
-    net::post(executor, [done = std::move(it->second.done),
-                         err = transport_error(why::io, "send to " + address + ": " + e.what())]() mutable {
-      done(std::move(err));
-    });
+    net::post(executor,
+              [done = std::move(it->second.done),
+               err = transport_error(why::io, "send to " + address + ": " + e.what())]() mutable {
+                done(std::move(err));
+              });
     pending.erase(it);
     return true;
   }
@@ -395,16 +397,10 @@ struct zmq_client::impl {
   // One synchronous call: the engine on the client's own io_context, run on
   // the calling thread until the call completes.
   call_result run(std::string_view method, const array& params) {
-    if (!own_io)
-      throw std::logic_error("synchronous calls need a zmq_client without an executor");
-    std::optional<call_result> out;
-    state->start(method, params, [&out](call_result r) { out.emplace(std::move(r)); }, trace);
-    own_io->restart();
-    while (!out) {
-      if (own_io->run_one() == 0)
-        throw std::logic_error("rapidrpc::zmq_client: the call ran out of work without completing");
-    }
-    return std::move(*out);
+    if (!own_io) throw std::logic_error("synchronous calls need a zmq_client without an executor");
+    return client_detail::run_until_complete(*own_io, "rapidrpc::zmq_client", [&](completion done) {
+      state->start(method, params, std::move(done), trace);
+    });
   }
 
   std::unique_ptr<net::io_context> own_io;  // declared first: destroyed last

@@ -23,7 +23,9 @@ std::string error_text(std::string_view id, int code = -32700) {
          R"(,"message":"Parse error"},"id":)" + std::string(id) + "}";
 }
 
-const transport_error* failure(const json_reply& r) { return std::get_if<transport_error>(&r.result); }
+const transport_error* failure(const json_reply& r) {
+  return std::get_if<transport_error>(&r.result);
+}
 
 TEST(JsonReply, AnIntegerIdNamesThatCall) {
   json_reply r = read_json_reply(result_text("7"));
