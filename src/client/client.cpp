@@ -1,54 +1,7 @@
-// The client: one asynchronous state machine per call, used by both the
-// asynchronous and the synchronous API.
-//
-// One call, in order:
-//   1. The body is written (and gzipped past gzip_request_min_bytes) before
-//      anything else, so a value that cannot be encoded throws at once and no
-//      completion runs.
-//   2. A connection: the most recently used idle one from the pool (one
-//      idle for a second or more is first checked with a non-blocking
-//      recv(MSG_PEEK), and dropped if the server closed it); else resolve
-//      (skipped for an IP literal) and connect within connect_timeout.
-//   3. Head and body go out in one sendmsg() straight away (only a request
-//      too large for the socket buffer waits for an asynchronous write);
-//      the response is read at the same time, so an early answer (413, say)
-//      is seen. It is fed to Beast's response parser with a body limit,
-//      inflated if gzip, and parsed as a methodResponse by a parser the
-//      client keeps (one expat parser per client, reset per document).
-//   4. A connection that is still good afterwards (keep-alive on both sides,
-//      request fully written, no stray bytes) goes back to the pool.
-// A keep-alive call thus costs one sendmsg(), one recv() and the loop's
-// epoll_wait().
-//
-// Retry rule: a call on a REUSED connection that fails with end of stream,
-// reset or broken pipe before any byte of the response has arrived is
-// retried once, on a fresh connection. That is the race of a server closing
-// an idle keep-alive connection while the request is on its way; the server
-// never read the request. Nothing else is retried: not a fresh connection,
-// not a timeout, not a failure after a response byte. (A server that reads
-// a request, runs it and then dies without a byte of reply on a reused
-// connection would see it twice; rapidrpcd answers every request it reads,
-// a fault at worst, so for it the rule is safe.)
-//
-// Timeouts: each call has a due time, the nearer of its total deadline and,
-// while connecting, its connect deadline. One steady_timer per client is
-// armed for the earliest due time, and only re-armed when a call is due
-// sooner, so back-to-back calls do not touch it. When it fires, every call
-// past due completes with reason::timeout and its socket is closed; the
-// handlers still pending then find the call finished and do nothing. A
-// client on a caller's executor cancels the timer whenever no call is in
-// flight, so the caller's run() returns when the calls are done.
-//
-// Lifetimes: a call is owned by its pending handlers (shared_ptr) and holds
-// the client's shared state, so a call in flight survives the client.
-// Destroying the client closes every socket of its calls and its pool; each
-// call in flight then completes, on the executor and never inside the
-// destructor, with reason::io "the client was closed". The client's own
-// io_context (synchronous clients) is destroyed last, after the sockets.
-//
-// Exceptions: no handler of ours throws (allocation failure aside). An
-// exception thrown by a caller's `done` leaves through the executor's run(),
-// as with any Asio handler, after the call's own state is settled.
+// The HTTP client: one asynchronous state machine per call (call_op), used
+// by both the asynchronous and the synchronous API. The order of one call,
+// the retry rule, timeouts and lifetimes are described in the "Clients"
+// section of docs/design.md.
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/localhost.hpp>

@@ -2,7 +2,7 @@
 // replies matched to calls by the id rule of client/json_reply.hpp. One
 // engine runs every call: synchronous calls run it on the client's own
 // io_context. How it works (readiness through ZMQ_FD, the one deadline
-// timer, lifetimes) is in docs/clients-section.md.
+// timer, lifetimes) is in the "Clients" section of docs/design.md.
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
