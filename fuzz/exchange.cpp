@@ -77,7 +77,7 @@ heard run(rpc::exchange& ex, boost::asio::io_context& io, rpc::protocol p, std::
 void check_xml(const heard& h) {
   FUZZ_CHECK(h.content_type == rpc::xml_content_type);
   auto parsed = rapidrpc::xmlrpc::parse_response(h.body);
-  const auto* response = std::get_if<rapidrpc::xmlrpc::method_response>(&parsed);
+  const auto* response = std::get_if<rapidrpc::outcome>(&parsed);
   FUZZ_CHECK(response != nullptr);
   if (const auto* f = std::get_if<rapidrpc::fault>(response))
     FUZZ_CHECK(f->code() == h.fault);

@@ -31,9 +31,10 @@ namespace {
 
 namespace xmlrpc = rapidrpc::xmlrpc;
 using rapidrpc::fault;
+using rapidrpc::outcome;
 using rapidrpc::value;
 
-bool same_response(const xmlrpc::method_response& a, const xmlrpc::method_response& b) {
+bool same_response(const outcome& a, const outcome& b) {
   if (a.index() != b.index()) return false;
   if (const auto* v = std::get_if<value>(&a)) return rapidrpc::fuzz::same(*v, std::get<value>(b));
   const fault& f = std::get<fault>(a);
@@ -41,7 +42,7 @@ bool same_response(const xmlrpc::method_response& a, const xmlrpc::method_respon
   return f.code() == g.code() && f.message() == g.message();
 }
 
-std::string write(const xmlrpc::method_response& response) {
+std::string write(const outcome& response) {
   std::string out;
   if (const auto* f = std::get_if<fault>(&response)) {
     xmlrpc::write_fault(out, f->code(), f->message());
@@ -55,8 +56,8 @@ std::string write(const xmlrpc::method_response& response) {
   return out;
 }
 
-const xmlrpc::method_response* accepted(const auto& parsed) {
-  return std::get_if<xmlrpc::method_response>(&parsed);
+const outcome* accepted(const auto& parsed) {
+  return std::get_if<outcome>(&parsed);
 }
 
 void check_documents(std::string_view doc) {
@@ -66,7 +67,7 @@ void check_documents(std::string_view doc) {
       rapidrpc::limits{.max_depth = 3, .max_elements = 40, .max_name_bytes = 8});
 
   const auto whole = xmlrpc::parse_response(doc);
-  const xmlrpc::method_response* response = accepted(whole);
+  const outcome* response = accepted(whole);
 
   // The verdict and the value, not the error: when a document holds two
   // errors in one run of text (say text where none belongs, then an
@@ -87,7 +88,7 @@ void check_documents(std::string_view doc) {
   if (response == nullptr) return;
   const std::string written = write(*response);
   const auto again = xmlrpc::parse_response(written);
-  const xmlrpc::method_response* response2 = accepted(again);
+  const outcome* response2 = accepted(again);
   FUZZ_CHECK(response2 != nullptr);
   FUZZ_CHECK(same_response(*response, *response2));
   FUZZ_CHECK(write(*response2) == written);
@@ -104,16 +105,16 @@ void check_text(std::string_view text) {
   }
   if (writable) {
     const auto parsed = xmlrpc::parse_response(written);
-    const xmlrpc::method_response* response = accepted(parsed);
+    const outcome* response = accepted(parsed);
     FUZZ_CHECK(response != nullptr);
-    FUZZ_CHECK(same_response(*response, xmlrpc::method_response{value{text}}));
+    FUZZ_CHECK(same_response(*response, outcome{value{text}}));
   }
 
   const std::int32_t code = static_cast<std::int32_t>(text.size()) - 32768;
   std::string fault_doc;
   xmlrpc::write_fault(fault_doc, code, text);
   const auto parsed = xmlrpc::parse_response(fault_doc);
-  const xmlrpc::method_response* response = accepted(parsed);
+  const outcome* response = accepted(parsed);
   FUZZ_CHECK(response != nullptr);
   const fault* f = std::get_if<fault>(response);
   FUZZ_CHECK(f != nullptr);

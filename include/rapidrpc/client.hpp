@@ -8,8 +8,9 @@
 // completions run there.
 #pragma once
 
+#include <rapidrpc/client_front.hpp>
 #include <rapidrpc/fault.hpp>
-#include <rapidrpc/registry.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -25,29 +26,6 @@
 #include <vector>
 
 namespace rapidrpc {
-
-/// A call that failed below the protocol: no connection, a timeout, an HTTP
-/// error status, a response that is not XML-RPC. (A fault is not one of
-/// these: the server answered, with a fault.)
-class transport_error : public std::runtime_error {
- public:
-  enum class reason : std::uint8_t {
-    connect,      ///< could not resolve or connect
-    timeout,      ///< the connect or total timeout passed
-    io,           ///< the connection failed mid-call
-    http_status,  ///< the server answered with a non-200 status
-    bad_response  ///< the response is not valid HTTP or XML-RPC, or too large
-  };
-  transport_error(reason r, std::string message, int http_status = 0)
-      : std::runtime_error(std::move(message)), reason_(r), http_status_(http_status) {}
-  reason why() const noexcept { return reason_; }
-  /// The HTTP status for reason::http_status, else 0.
-  int http_status() const noexcept { return http_status_; }
-
- private:
-  reason reason_;
-  int http_status_;
-};
 
 /// An http:// or https:// URL: `http[s]://[user:password@]host[:port][/path]`.
 /// The path defaults to /RPC2, the port to 80 (http) or 443 (https).
@@ -102,15 +80,8 @@ struct client_options {
   bool tls_verify = true;
 };
 
-/// The bytes of one exchange, for tools that show the wire.
-struct wire_trace {
-  std::string request;          ///< request line, headers and body as sent
-  std::string response_header;  ///< status line and headers as received
-  std::string response_body;    ///< the body, after decompression
-};
-
 /// An XML-RPC (or JSON-RPC) client for one server URL.
-class client {
+class client : public client_front<client> {
  public:
   /// A client for synchronous calls, with an io_context of its own. Throws
   /// std::invalid_argument for a bad URL, an extra header that cannot be
@@ -124,36 +95,12 @@ class client {
   client(client&&) noexcept;
   client& operator=(client&&) noexcept;
 
-  /// Calls `method` and returns its result. Throws rapidrpc::fault if the
-  /// server answered with a fault, transport_error if no answer came.
-  value call(std::string_view method, const array& params = {});
-
-  /// Typed form: `client.call<std::string>("load", 150000)`. Arguments are
-  /// converted to values; the result must be of type R's kind (a mismatch
-  /// throws transport_error with reason::bad_response).
-  template <class R, class... Args>
-  R call(std::string_view method, Args&&... args) {
-    value v = call(method, array{value(std::forward<Args>(args))...});
-    if constexpr (std::is_same_v<R, value>) {
-      return v;
-    } else {
-      if (!v.is<R>()) throw_result_type(kind_name(v.type()));
-      return std::move(v).as<R>();
-    }
-  }
-
-  /// Like call(), with the fault or the transport failure as a value: a
-  /// transport failure becomes fault_code::transport_error with its message.
-  outcome try_call(std::string_view method, const array& params = {});
+  // call(), call<R>(), try_call() and async_call() come from client_front.
+  // Calls in flight at once (async_call) each use a connection of their own.
 
   /// Runs several calls in one request (system.multicall); one outcome per
   /// call, in order.
   std::vector<outcome> multicall(const std::vector<std::pair<std::string, array>>& calls);
-
-  /// Starts a call; `done` runs exactly once on the client's executor with
-  /// the result, the fault, or fault_code::transport_error. Calls in flight
-  /// at once each use a connection of their own.
-  void async_call(std::string method, array params, std::function<void(outcome)> done);
 
   /// Records the next synchronous call's exchange into `trace` (null: stop).
   void trace(wire_trace* trace) noexcept;
@@ -162,7 +109,11 @@ class client {
   const rapidrpc::url& target() const noexcept;
 
  private:
-  [[noreturn]] static void throw_result_type(std::string_view got);
+  friend class client_front<client>;
+  client_detail::call_result exchange(std::string_view method, const array& params);
+  void start(std::string_view method, const array& params,
+             std::function<void(client_detail::call_result)> done);
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -19,6 +19,7 @@
 
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/limits.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <cstddef>
@@ -72,8 +73,8 @@ std::variant<message, error_reply> parse_request(std::string_view text, const li
 
 /// A parsed response (the client side).
 struct response {
-  std::string id;  ///< JSON text
-  std::variant<value, fault> outcome;
+  std::string id;             ///< JSON text
+  rapidrpc::outcome outcome;  ///< the result, or the error object as a fault
 };
 
 /// Parses a response text; an error_reply (its detail says why) if it is not

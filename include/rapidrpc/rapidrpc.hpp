@@ -10,11 +10,13 @@
 
 #include <rapidrpc/access.hpp>
 #include <rapidrpc/client.hpp>
+#include <rapidrpc/client_front.hpp>
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/literals.hpp>
 #include <rapidrpc/localhost.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/server.hpp>
 #include <rapidrpc/tls_client.hpp>

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <rapidrpc/fault.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -36,9 +37,6 @@ enum class execution : std::uint8_t {
   pool,         ///< on the worker pool; for CPU-heavy methods
   async,        ///< starts on the loop and replies later through a responder
 };
-
-/// The result of a call: a value, or the fault it ended with.
-using outcome = std::variant<value, fault>;
 
 namespace detail {
 struct pool_target;  // where a server runs pool methods (private)

@@ -13,6 +13,7 @@
 
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/limits.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <cstddef>
@@ -42,9 +43,6 @@ struct parse_error {
   std::string message;
 };
 
-/// A parsed methodResponse: the result value, or the fault the server sent.
-using method_response = std::variant<value, fault>;
-
 /// What a document is expected to be.
 enum class document_type : std::uint8_t { call, response };
 
@@ -72,9 +70,9 @@ class parser {
   /// After a successful finish() on a call document: the call. Throws
   /// std::logic_error otherwise.
   method_call& call();
-  /// After a successful finish() on a response document: result or fault.
-  /// Throws std::logic_error otherwise.
-  method_response& response();
+  /// After a successful finish() on a response document: the result, or the
+  /// fault the server sent. Throws std::logic_error otherwise.
+  outcome& response();
 
   /// After feed() or finish() returned false: why.
   const parse_error& error() const;
@@ -91,9 +89,10 @@ class parser {
 std::variant<method_call, parse_error> parse_call(std::string_view document,
                                                   const limits& lim = {});
 
-/// Parses a whole methodResponse document.
-std::variant<method_response, parse_error> parse_response(std::string_view document,
-                                                          const limits& lim = {});
+/// Parses a whole methodResponse document: the result, or the fault the
+/// server sent.
+std::variant<outcome, parse_error> parse_response(std::string_view document,
+                                                  const limits& lim = {});
 
 /// Appends a methodCall document to `out`. Throws std::invalid_argument,
 /// leaving `out` as it was, if the method name or a parameter cannot be

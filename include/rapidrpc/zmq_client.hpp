@@ -5,7 +5,9 @@
 // (docs/jsonrpc.md maps the values), with an integer id unique within the
 // client; the server answers with ONE frame, the response object, in any
 // order, and replies are matched to their calls by id. A reply that matches
-// no call in flight (a call that timed out, say) is dropped.
+// no call in flight (a call that timed out, say) is dropped; one with id
+// null (the server could not read the request) answers the call in flight
+// if exactly one is, and is dropped otherwise.
 //
 // Connecting: ZeroMQ connects in the background and reconnects by itself
 // after a lost connection. Requests sent before the connection is up wait in
@@ -22,15 +24,15 @@
 // requests not yet sent are discarded.
 //
 // Threading: a client is used from one thread at a time. The synchronous
-// calls wait on the calling thread (zmq_poll); a client built on an
-// executor must be used from that executor's thread, and its completions
-// run there. It watches the socket's ZMQ_FD with the executor's reactor: the
-// descriptor belongs to ZeroMQ and is never closed by the client.
+// calls run the client's own io_context on the calling thread; a client
+// built on an executor must be used from that executor's thread, and its
+// completions run there. Both watch the socket's ZMQ_FD with the reactor:
+// the descriptor belongs to ZeroMQ and is never closed by the client.
 #pragma once
 
-#include <rapidrpc/client.hpp>  // transport_error, wire_trace
+#include <rapidrpc/client_front.hpp>
 #include <rapidrpc/fault.hpp>
-#include <rapidrpc/registry.hpp>
+#include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -75,7 +77,7 @@ struct zmq_client_options {
 /// code and message; no reply within the timeout, a reply that is not a
 /// JSON-RPC response (reason::bad_response) or a closed client
 /// (reason::io) is a transport_error.
-class zmq_client {
+class zmq_client : public client_front<zmq_client> {
  public:
   /// A client for synchronous calls. Throws std::invalid_argument for a bad
   /// URL, std::runtime_error if ZeroMQ refuses the socket or the endpoint.
@@ -89,37 +91,9 @@ class zmq_client {
   zmq_client(zmq_client&&) noexcept;
   zmq_client& operator=(zmq_client&&) noexcept;
 
-  /// Calls `method` and returns its result. Throws rapidrpc::fault if the
-  /// server answered with an error object, transport_error if no usable
-  /// answer came within the timeout, std::invalid_argument (nothing sent)
-  /// if a parameter cannot be written as JSON.
-  value call(std::string_view method, const array& params = {});
-
-  /// Typed form: `c.call<std::string>("echo", "hi")`. The result must be of
-  /// type R's kind (a mismatch throws transport_error, reason::bad_response).
-  template <class R, class... Args>
-  R call(std::string_view method, Args&&... args) {
-    value v = call(method, array{value(std::forward<Args>(args))...});
-    if constexpr (std::is_same_v<R, value>) {
-      return v;
-    } else {
-      if (!v.is<R>()) throw_result_type(kind_name(v.type()));
-      return std::move(v).as<R>();
-    }
-  }
-
-  /// Like call(), with the fault or the transport failure as a value: a
-  /// transport failure becomes fault_code::transport_error with its message.
-  outcome try_call(std::string_view method, const array& params = {});
-
-  /// Starts a call; `done` runs exactly once on the client's executor, never
-  /// inside async_call(), with the result, the fault, or
-  /// fault_code::transport_error (a timeout among them). Any number of calls
-  /// may be in flight at once, on the one socket. Throws, and never calls
-  /// `done`, if the request cannot be written (std::invalid_argument).
-  /// Destroying the client completes the calls still in flight with
-  /// "the client was closed".
-  void async_call(std::string method, array params, std::function<void(outcome)> done);
+  // call(), call<R>(), try_call() and async_call() come from client_front.
+  // Any number of asynchronous calls may be in flight at once, on the one
+  // socket.
 
   /// Records the next synchronous call's frames into `trace` (request and
   /// response_body; response_header stays empty). Null: stop.
@@ -129,7 +103,11 @@ class zmq_client {
   const zmq_endpoint& target() const noexcept;
 
  private:
-  [[noreturn]] static void throw_result_type(std::string_view got);
+  friend class client_front<zmq_client>;
+  client_detail::call_result exchange(std::string_view method, const array& params);
+  void start(std::string_view method, const array& params,
+             std::function<void(client_detail::call_result)> done);
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -1,59 +1,13 @@
-// The client: one asynchronous state machine per call, used by both the
-// asynchronous and the synchronous API.
-//
-// One call, in order:
-//   1. The body is written (and gzipped past gzip_request_min_bytes) before
-//      anything else, so a value that cannot be encoded throws at once and no
-//      completion runs.
-//   2. A connection: the most recently used idle one from the pool (one
-//      idle for a second or more is first checked with a non-blocking
-//      recv(MSG_PEEK), and dropped if the server closed it); else resolve
-//      (skipped for an IP literal) and connect within connect_timeout.
-//   3. Head and body go out in one sendmsg() straight away (only a request
-//      too large for the socket buffer waits for an asynchronous write);
-//      the response is read at the same time, so an early answer (413, say)
-//      is seen. It is fed to Beast's response parser with a body limit,
-//      inflated if gzip, and parsed as a methodResponse by a parser the
-//      client keeps (one expat parser per client, reset per document).
-//   4. A connection that is still good afterwards (keep-alive on both sides,
-//      request fully written, no stray bytes) goes back to the pool.
-// A keep-alive call thus costs one sendmsg(), one recv() and the loop's
-// epoll_wait().
-//
-// Retry rule: a call on a REUSED connection that fails with end of stream,
-// reset or broken pipe before any byte of the response has arrived is
-// retried once, on a fresh connection. That is the race of a server closing
-// an idle keep-alive connection while the request is on its way; the server
-// never read the request. Nothing else is retried: not a fresh connection,
-// not a timeout, not a failure after a response byte. (A server that reads
-// a request, runs it and then dies without a byte of reply on a reused
-// connection would see it twice; rapidrpcd answers every request it reads,
-// a fault at worst, so for it the rule is safe.)
-//
-// Timeouts: each call has a due time, the nearer of its total deadline and,
-// while connecting, its connect deadline. One steady_timer per client is
-// armed for the earliest due time, and only re-armed when a call is due
-// sooner, so back-to-back calls do not touch it. When it fires, every call
-// past due completes with reason::timeout and its socket is closed; the
-// handlers still pending then find the call finished and do nothing. A
-// client on a caller's executor cancels the timer whenever no call is in
-// flight, so the caller's run() returns when the calls are done.
-//
-// Lifetimes: a call is owned by its pending handlers (shared_ptr) and holds
-// the client's shared state, so a call in flight survives the client.
-// Destroying the client closes every socket of its calls and its pool; each
-// call in flight then completes, on the executor and never inside the
-// destructor, with reason::io "the client was closed". The client's own
-// io_context (synchronous clients) is destroyed last, after the sockets.
-//
-// Exceptions: no handler of ours throws (allocation failure aside). An
-// exception thrown by a caller's `done` leaves through the executor's run(),
-// as with any Asio handler, after the call's own state is settled.
+// The HTTP client: one asynchronous state machine per call (call_op), used
+// by both the asynchronous and the synchronous API. The order of one call,
+// the retry rule, timeouts and lifetimes are described in the "Clients"
+// section of docs/design.md.
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/localhost.hpp>
 #include <rapidrpc/tls_client.hpp>
 
+#include "client/sync_call.hpp"
 #include "client/wire.hpp"
 #include "http/gzip.hpp"
 
@@ -183,7 +137,8 @@ bool is_closed_by_peer(const boost::system::error_code& ec) {
 
 class call_op : public std::enable_shared_from_this<call_op> {
  public:
-  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body, std::string json_id,
+  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body,
+          std::optional<std::uint64_t> json_id,
           completion done, wire_trace* trace)
       : state_(std::move(state)),
         body_(std::move(body)),
@@ -502,14 +457,14 @@ class call_op : public std::enable_shared_from_this<call_op> {
     bool reusable = opt.keep_alive && parser_->keep_alive() && written_ && in_.size() == 0 &&
                     !state_->closed && state_->idle.size() < opt.max_idle_connections;
     call_result r =
-        json_id_.empty()
+        !json_id_
             ? client_detail::interpret_response(static_cast<int>(res.result_int()), res.reason(),
                                                 res[bhttp::field::content_encoding], res.body(),
                                                 opt.max_response_bytes, state_->response_parser,
                                                 state_->scratch)
             : client_detail::interpret_json_response(static_cast<int>(res.result_int()), res.reason(),
                                                      res[bhttp::field::content_encoding], res.body(),
-                                                     opt.max_response_bytes, json_id_, state_->scratch);
+                                                     opt.max_response_bytes, *json_id_, state_->scratch);
     if (trace_) trace_->response_body = res.body();
     if (state_->scratch.capacity() > max_read_chunk) std::string().swap(state_->scratch);
     if (reusable) state_->idle.push_back({std::move(socket_), std::move(tls_), clock::now()});
@@ -549,7 +504,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
   std::shared_ptr<shared_state> state_;
   std::string body_;
   bool gzip_body_;
-  std::string json_id_;  // the JSON-RPC request's id; empty for XML-RPC
+  std::optional<std::uint64_t> json_id_;  // the JSON-RPC request's id; none for XML-RPC
   completion done_;
   wire_trace* trace_;
   tcp::socket socket_;                // http; https until the handshake
@@ -639,10 +594,11 @@ struct client::impl {
 
   void start(std::string_view method, const array& params, completion done, wire_trace* trace) {
     std::string body;
-    std::string json_id;
+    std::optional<std::uint64_t> json_id;
     if (state->options.protocol == protocol::jsonrpc) {
-      json_id = std::to_string(state->next_id++);
-      jsonrpc::write_request(body, method, params, json_id);  // throws std::invalid_argument
+      json_id = state->next_id;
+      jsonrpc::write_request(body, method, params, std::to_string(*json_id));  // throws std::invalid_argument
+      ++state->next_id;
     } else {
       xmlrpc::write_call(body, method, params);  // throws std::invalid_argument
     }
@@ -654,7 +610,7 @@ struct client::impl {
       body.swap(packed);
       gzip_body = true;
     }
-    std::make_shared<call_op>(state, std::move(body), gzip_body, std::move(json_id), std::move(done), trace)
+    std::make_shared<call_op>(state, std::move(body), gzip_body, json_id, std::move(done), trace)
         ->start();
   }
 
@@ -662,18 +618,11 @@ struct client::impl {
   call_result run(std::string_view method, const array& params) {
     if (!own_io)
       throw std::logic_error("synchronous calls need a client with an io_context of its own");
-    std::optional<call_result> out;
-    start(
-        method, params, [&out](call_result r) { out.emplace(std::move(r)); }, state->trace);
-    own_io->restart();
-    while (!out) {
-      if (own_io->run_one() == 0)
-        throw std::logic_error("rapidrpc::client: the call ran out of work without completing");
-    }
-    // Handlers the finished call left behind (aborted by the close of its
-    // socket, if any) run at the start of the next call; they hold no
-    // buffers (finish() freed them).
-    return std::move(*out);
+    // The handlers a finished call leaves behind (aborted by the close of
+    // its socket, if any) hold no buffers: finish() freed them.
+    return client_detail::run_until_complete(*own_io, "rapidrpc::client", [&](completion done) {
+      start(method, params, std::move(done), state->trace);
+    });
   }
 
   std::unique_ptr<net::io_context> own_io;  // declared first: destroyed last
@@ -699,23 +648,8 @@ client::~client() = default;
 client::client(client&&) noexcept = default;
 client& client::operator=(client&&) noexcept = default;
 
-namespace {
-
-// (A template, so that the private client::impl is never named here.)
-template <class Impl>
-Impl& checked(const std::unique_ptr<Impl>& p) {
-  if (!p) throw std::logic_error("rapidrpc::client: use of a moved-from client");
-  return *p;
-}
-
-}  // namespace
-
-value client::call(std::string_view method, const array& params) {
-  return client_detail::result_or_throw(checked(impl_).run(method, params));
-}
-
-outcome client::try_call(std::string_view method, const array& params) {
-  return client_detail::to_outcome(checked(impl_).run(method, params));
+client_detail::call_result client::exchange(std::string_view method, const array& params) {
+  return client_detail::checked(impl_, "rapidrpc::client").run(method, params);
 }
 
 std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, array>>& calls) {
@@ -723,17 +657,10 @@ std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, 
   return client_detail::split_multicall(std::move(result), calls.size());
 }
 
-// The method and params are encoded at once, so by-value (the public
-// signature, which lets callers move) costs nothing more.
-void client::async_call(std::string method,
-                        array params,  // NOLINT(performance-unnecessary-value-param)
-                        std::function<void(outcome)> done) {
-  auto& self = checked(impl_);
+void client::start(std::string_view method, const array& params, completion done) {
+  auto& self = client_detail::checked(impl_, "rapidrpc::client");
   if (self.own_io) throw std::logic_error("async_call needs a client built on an executor");
-  self.start(
-      method, params,
-      [done = std::move(done)](call_result r) { done(client_detail::to_outcome(std::move(r))); },
-      nullptr);
+  self.start(method, params, std::move(done), nullptr);
 }
 
 void client::trace(wire_trace* trace) noexcept {
@@ -743,11 +670,6 @@ void client::trace(wire_trace* trace) noexcept {
 const rapidrpc::url& client::target() const noexcept {
   static const rapidrpc::url none;
   return impl_ ? impl_->state->target : none;
-}
-
-void client::throw_result_type(std::string_view got) {
-  throw transport_error(transport_error::reason::bad_response,
-                        "the result has an unexpected type: " + std::string(got));
 }
 
 }  // namespace rapidrpc

@@ -1,8 +1,8 @@
 #include "client/wire.hpp"
 
+#include "client/json_reply.hpp"
 #include "http/gzip.hpp"
 
-#include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/literals.hpp>
 
 #include <algorithm>
@@ -47,28 +47,6 @@ bool is_header_value(std::string_view s) noexcept {
 }
 
 }  // namespace
-
-outcome to_outcome(call_result&& r) {
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      return std::get<fault>(std::move(r));
-    default:
-      return fault(fault_code::transport_error, std::get<transport_error>(r).what());
-  }
-}
-
-value result_or_throw(call_result&& r) {
-  switch (r.index()) {
-    case 0:
-      return std::get<value>(std::move(r));
-    case 1:
-      throw std::get<fault>(std::move(r));
-    default:
-      throw std::get<transport_error>(std::move(r));
-  }
-}
 
 std::string host_header(const url& target) {
   std::string out;
@@ -191,24 +169,11 @@ call_result interpret_response(int status, std::string_view reason,
 
 call_result interpret_json_response(int status, std::string_view reason,
                                     std::string_view content_encoding, std::string& body,
-                                    std::size_t max_body_bytes, std::string_view id,
+                                    std::size_t max_body_bytes, std::uint64_t id,
                                     std::string& scratch) {
-  using why = transport_error::reason;
   if (auto e = check_http(status, reason, content_encoding, body, max_body_bytes, scratch))
     return std::move(*e);
-  auto parsed = jsonrpc::parse_response(body);
-  if (auto* bad = std::get_if<jsonrpc::error_reply>(&parsed))
-    return transport_error(why::bad_response,
-                           "the response is not a JSON-RPC 2.0 response: " + bad->detail);
-  auto& response = std::get<jsonrpc::response>(parsed);
-  if (response.id != id) {
-    // A server that cannot read the request answers with id null.
-    if (auto* f = std::get_if<fault>(&response.outcome); f && response.id == "null") return std::move(*f);
-    return transport_error(why::bad_response, "the response answers another request (id " +
-                                                  response.id.substr(0, 40) + ")");
-  }
-  if (auto* f = std::get_if<fault>(&response.outcome)) return std::move(*f);
-  return std::get<value>(std::move(response.outcome));
+  return result_for(read_json_reply(body), id);
 }
 
 array multicall_params(const std::vector<std::pair<std::string, array>>& calls) {

@@ -7,6 +7,9 @@
 #include <rapidrpc/xmlrpc.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,16 +18,15 @@
 
 namespace rapidrpc::client_detail {
 
-/// How one call ended: the result, the server's fault, or no usable answer.
-using call_result = std::variant<value, fault, transport_error>;
+// call_result, to_outcome() and result_or_throw(): <rapidrpc/client_front.hpp>.
 
-/// The outcome form of a result: a transport failure becomes
-/// fault_code::transport_error with its message.
-outcome to_outcome(call_result&& r);
-
-/// The result, or throws the fault or the transport_error (the throwing
-/// form of call()).
-value result_or_throw(call_result&& r);
+/// A client's private state, or std::logic_error for a moved-from client
+/// (`who` names the class in the message).
+template <class Impl>
+Impl& checked(const std::unique_ptr<Impl>& p, std::string_view who) {
+  if (!p) throw std::logic_error(std::string(who) + ": use of a moved-from client");
+  return *p;
+}
 
 /// The request head of one client. The fixed part (request line, Host,
 /// User-Agent, Content-Type, Accept-Encoding, Authorization, the caller's
@@ -60,12 +62,12 @@ call_result interpret_response(int status, std::string_view reason,
                                std::size_t max_body_bytes, xmlrpc::parser& parser,
                                std::string& scratch);
 
-/// The same for a JSON-RPC response to the request with id `id` (JSON
-/// text): a body that is not a JSON-RPC response, or answers another id, is
-/// reason::bad_response.
+/// The same for a JSON-RPC response to the request with id `id`: a body
+/// that is not a JSON-RPC response, or answers another call under the id
+/// rule (client/json_reply.hpp), is reason::bad_response.
 call_result interpret_json_response(int status, std::string_view reason,
                                     std::string_view content_encoding, std::string& body,
-                                    std::size_t max_body_bytes, std::string_view id,
+                                    std::size_t max_body_bytes, std::uint64_t id,
                                     std::string& scratch);
 
 /// The single parameter of system.multicall for `calls`.

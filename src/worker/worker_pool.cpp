@@ -195,7 +195,7 @@ class worker_pool final : public detail::pool_runner {
     if (w.timer) w.timer->cancel();
     w.quick_deaths = 0;
     auto parsed = xmlrpc::parse_response(w.response);
-    if (auto* r = std::get_if<xmlrpc::method_response>(&parsed)) {
+    if (auto* r = std::get_if<outcome>(&parsed)) {
       if (auto* v = std::get_if<value>(r))
         finish(*w.current, std::move(*v));
       else

@@ -227,7 +227,7 @@ struct parser::impl {
   method_call call;          // document_type::call
   value result;              // <params><param><value> of a response
   value fault_value;         // <fault><value> of a response
-  method_response response;  // set when </methodResponse> closes
+  outcome response;          // set when </methodResponse> closes
 
   impl(document_type t, limits l) : type(t), lim(l) {
     xp = XML_ParserCreate(nullptr);
@@ -682,7 +682,7 @@ method_call& parser::call() {
   return impl_->call;
 }
 
-method_response& parser::response() {
+outcome& parser::response() {
   if (!impl_->finished || impl_->failed || impl_->type != document_type::response) {
     throw std::logic_error(
         "xmlrpc::parser::response() without a successfully parsed methodResponse");
@@ -723,8 +723,8 @@ std::variant<method_call, parse_error> parse_call(std::string_view document, con
   return std::move(p.call());
 }
 
-std::variant<method_response, parse_error> parse_response(std::string_view document,
-                                                          const limits& lim) {
+std::variant<outcome, parse_error> parse_response(std::string_view document,
+                                                  const limits& lim) {
   parser& p = thread_parser(document_type::response, lim);
   if (!p.feed(document) || !p.finish()) return p.error();
   return std::move(p.response());

@@ -156,7 +156,7 @@ class connection {
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void finish_response(const response_frame& frame);
-  std::optional<xmlrpc::method_response> parse_answer(std::string_view body, clock::time_point now);
+  std::optional<outcome> parse_answer(std::string_view body, clock::time_point now);
   bool process_buffer(bool eof);
   enum class fail_kind : unsigned char { connect, io, timeout, http_status, bad_response };
   void fail(fail_kind kind, std::string_view what);
@@ -254,7 +254,7 @@ class worker : public thread_tally {
   }
 
   // The result check; counts a fault or a mismatch. True if it is the expected one.
-  bool check(xmlrpc::method_response& r, clock::time_point now) {
+  bool check(outcome& r, clock::time_point now) {
     if (plan_.capture) {
       if (!captured) captured = std::move(r);
       return true;
@@ -274,7 +274,7 @@ class worker : public thread_tally {
 
   // -- results, read after run() returns ---------------------------------------
 
-  std::optional<xmlrpc::method_response> captured;
+  std::optional<outcome> captured;
 
  private:
   bool stop_issuing() noexcept {
@@ -572,7 +572,7 @@ void connection::finish_response(const response_frame& frame) {
     // load generator stays far cheaper than any server it measures.
     good = true;
   } else {
-    std::optional<xmlrpc::method_response> answer = parse_answer(frame.body, now);
+    std::optional<outcome> answer = parse_answer(frame.body, now);
     if (answer) {
       good = w_.check(*answer, now);
       if (good && !p.capture) verified_body_.assign(frame.body);
@@ -585,7 +585,7 @@ void connection::finish_response(const response_frame& frame) {
 
 // The result or fault in a response body; nothing (an error counted) if the
 // body is not a response of the plan's protocol.
-std::optional<xmlrpc::method_response> connection::parse_answer(std::string_view body,
+std::optional<outcome> connection::parse_answer(std::string_view body,
                                                                 clock::time_point now) {
   if (w_.the_plan().opts.protocol == protocol::jsonrpc) {
     auto r = jsonrpc::parse_response(body);
@@ -600,8 +600,7 @@ std::optional<xmlrpc::method_response> connection::parse_answer(std::string_view
       w_.record_error(now, "a JSON-RPC response for another id: " + answer.id.substr(0, 40));
       return std::nullopt;
     }
-    if (auto* f = std::get_if<fault>(&answer.outcome)) return xmlrpc::method_response(std::move(*f));
-    return xmlrpc::method_response(std::get<value>(std::move(answer.outcome)));
+    return std::move(answer.outcome);
   }
   xml_.reset();
   if (!xml_.feed(body) || !xml_.finish()) {

@@ -69,16 +69,16 @@ TEST_P(DataFile, RoundTripsThroughTheWriters) {
     EXPECT_EQ(rewritten, written);
   } else {
     auto parsed = parse_response(doc);
-    ASSERT_TRUE(std::holds_alternative<method_response>(parsed));
-    const auto& response = std::get<method_response>(parsed);
+    ASSERT_TRUE(std::holds_alternative<outcome>(parsed));
+    const auto& response = std::get<outcome>(parsed);
     if (const auto* f = std::get_if<fault>(&response)) {
       write_fault(written, f->code(), f->message());
     } else {
       write_response(written, std::get<value>(response));
     }
     auto again = parse_response(written);
-    ASSERT_TRUE(std::holds_alternative<method_response>(again)) << written;
-    const auto& r = std::get<method_response>(again);
+    ASSERT_TRUE(std::holds_alternative<outcome>(again)) << written;
+    const auto& r = std::get<outcome>(again);
     ASSERT_EQ(r.index(), response.index());
     if (const auto* f = std::get_if<fault>(&r)) {
       EXPECT_EQ(f->code(), std::get<fault>(response).code());

@@ -625,8 +625,8 @@ TEST(XmlrpcParseFunctions, ParseWholeDocumentsAndHonourLimits) {
 
   const auto response =
       parse_response(response_with("<params><param><value>x</value></param></params>"));
-  ASSERT_TRUE(std::holds_alternative<method_response>(response));
-  EXPECT_EQ(std::get<value>(std::get<method_response>(response)), value("x"));
+  ASSERT_TRUE(std::holds_alternative<outcome>(response));
+  EXPECT_EQ(std::get<value>(std::get<outcome>(response)), value("x"));
   const auto bad = parse_response("<methodResponse/>");
   ASSERT_TRUE(std::holds_alternative<parse_error>(bad));
   EXPECT_EQ(std::get<parse_error>(bad).code, fault_code::invalid_request);

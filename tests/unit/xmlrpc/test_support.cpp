@@ -44,7 +44,7 @@ std::string outcome(document_type type, parser& p, bool ok) {
     const method_call& c = p.call();
     return "method " + c.method + "\nparams " + describe(value(c.params));
   }
-  const method_response& r = p.response();
+  const rapidrpc::outcome& r = p.response();
   if (const auto* f = std::get_if<fault>(&r)) {
     return "fault " + std::to_string(f->code()) + " " + to_debug_string(value(f->message()));
   }

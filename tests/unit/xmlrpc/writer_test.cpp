@@ -27,7 +27,7 @@ value round_trip(const value& v) {
     ADD_FAILURE() << e->message << "\n" << doc;
     return {};
   }
-  return std::get<value>(std::get<method_response>(r));
+  return std::get<value>(std::get<outcome>(r));
 }
 
 TEST(XmlrpcWriter, WritesEachTypeCompactly) {
@@ -130,8 +130,8 @@ TEST(XmlrpcWriter, CallsAndFaultsRoundTrip) {
   doc.clear();
   write_fault(doc, std::numeric_limits<std::int32_t>::min(), "went <wrong> & \r\n stayed");
   const auto r = parse_response(doc);
-  ASSERT_TRUE(std::holds_alternative<method_response>(r)) << doc;
-  const auto& f = std::get<fault>(std::get<method_response>(r));
+  ASSERT_TRUE(std::holds_alternative<outcome>(r)) << doc;
+  const auto& f = std::get<fault>(std::get<outcome>(r));
   EXPECT_EQ(f.code(), std::numeric_limits<std::int32_t>::min());
   EXPECT_EQ(f.message(), "went <wrong> & \r\n stayed");
 }
@@ -193,8 +193,8 @@ TEST(XmlrpcWriter, FaultMessagesXmlCannotCarryAreRepaired) {
   using namespace std::string_view_literals;
   write_fault(doc, 1, "bad\0byte \xff and \x01 ok"sv);
   const auto r = parse_response(doc);
-  ASSERT_TRUE(std::holds_alternative<method_response>(r)) << doc;
-  EXPECT_EQ(std::get<fault>(std::get<method_response>(r)).message(),
+  ASSERT_TRUE(std::holds_alternative<outcome>(r)) << doc;
+  EXPECT_EQ(std::get<fault>(std::get<outcome>(r)).message(),
             "bad\xef\xbf\xbd"
             "byte \xef\xbf\xbd and \xef\xbf\xbd ok");
 }

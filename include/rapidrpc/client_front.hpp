@@ -1,0 +1,146 @@
+// What every rapidrpc client shares: the typed call surface (call,
+// call<R>, try_call, async_call), the error a call fails with below the
+// protocol (transport_error), and the wire trace. rapidrpc::client (HTTP)
+// and rapidrpc::zmq_client (ZeroMQ) derive from client_front, so a call
+// reads and behaves the same whatever the transport.
+//
+// Threading: as the client that derives from it (a client is used from
+// one thread at a time).
+#pragma once
+
+#include <rapidrpc/fault.hpp>
+#include <rapidrpc/outcome.hpp>
+#include <rapidrpc/value.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace rapidrpc {
+
+/// A call that failed below the protocol: no connection, a timeout, an HTTP
+/// error status, a response that is not XML-RPC or JSON-RPC. (A fault is not
+/// one of these: the server answered, with a fault.)
+class transport_error : public std::runtime_error {
+ public:
+  enum class reason : std::uint8_t {
+    connect,      ///< could not resolve or connect
+    timeout,      ///< the connect or total timeout passed
+    io,           ///< the connection failed mid-call, or the client was closed
+    http_status,  ///< the server answered with a non-200 status
+    bad_response  ///< the response is not a valid reply, answers another call, or is too large
+  };
+  transport_error(reason r, std::string message, int http_status = 0)
+      : std::runtime_error(std::move(message)), reason_(r), http_status_(http_status) {}
+  /// Why the call failed.
+  reason why() const noexcept { return reason_; }
+  /// The HTTP status for reason::http_status, else 0.
+  int http_status() const noexcept { return http_status_; }
+
+ private:
+  reason reason_;
+  int http_status_;
+};
+
+/// The bytes of one exchange, for tools that show the wire.
+struct wire_trace {
+  std::string request;          ///< request line, headers and body as sent (ZeroMQ: the frame)
+  std::string response_header;  ///< status line and headers as received (ZeroMQ: empty)
+  std::string response_body;    ///< the body, after decompression (ZeroMQ: the reply frame)
+};
+
+/// The pieces the clients' shared front is built from; not for direct use.
+namespace client_detail {
+
+/// How one call ended: the result, the server's fault, or no usable answer.
+using call_result = std::variant<value, fault, transport_error>;
+
+/// The outcome form of a result: a transport failure becomes
+/// fault_code::transport_error with its message.
+outcome to_outcome(call_result&& r);
+
+/// The result, or throws the fault or the transport_error (the throwing
+/// form of call()).
+value result_or_throw(call_result&& r);
+
+/// Throws transport_error (reason::bad_response) for a result of kind `got`
+/// where the typed call asked for another.
+[[noreturn]] void throw_result_type(std::string_view got);
+
+}  // namespace client_detail
+
+/// The typed call surface of a client, written once for every transport.
+///
+/// `Client` derives from client_front<Client> and provides, to this class
+/// only (a friend), the two ways a call runs:
+///  - `client_detail::call_result exchange(std::string_view method, const
+///    array& params)`: one synchronous call on the calling thread;
+///  - `void start(std::string_view method, const array& params,
+///    std::function<void(client_detail::call_result)> done)`: starts one call
+///    whose `done` runs exactly once on the client's executor, never inside
+///    start(); throws (and never calls `done`) if the request cannot be
+///    written.
+template <class Client>
+class client_front {
+ public:
+  /// Calls `method` and returns its result. Throws rapidrpc::fault if the
+  /// server answered with a fault, transport_error if no usable answer came
+  /// (in time), std::invalid_argument (nothing sent) if the method name or a
+  /// parameter cannot be written in the client's protocol, std::logic_error
+  /// on a client built on an executor (those make asynchronous calls only).
+  value call(std::string_view method, const array& params = {}) {
+    return client_detail::result_or_throw(self().exchange(method, params));
+  }
+
+  /// Typed form: `c.call<std::string>("load", 150000)`. Arguments are
+  /// converted to values; the result must be of type R's kind (a mismatch
+  /// throws transport_error with reason::bad_response). Otherwise as call().
+  template <class R, class... Args>
+  R call(std::string_view method, Args&&... args) {
+    value v = call(method, array{value(std::forward<Args>(args))...});
+    if constexpr (std::is_same_v<R, value>) {
+      return v;
+    } else {
+      if (!v.is<R>()) client_detail::throw_result_type(kind_name(v.type()));
+      return std::move(v).as<R>();
+    }
+  }
+
+  /// Like call(), with the fault or the transport failure as a value: a
+  /// transport failure becomes fault_code::transport_error with its message.
+  /// Still throws std::invalid_argument and std::logic_error as call() does.
+  outcome try_call(std::string_view method, const array& params = {}) {
+    return client_detail::to_outcome(self().exchange(method, params));
+  }
+
+  /// Starts a call on a client built on an executor; `done` runs exactly
+  /// once on that executor, never inside async_call(), with the result, the
+  /// fault, or fault_code::transport_error (a timeout among them). Throws,
+  /// and never calls `done`, if the request cannot be written
+  /// (std::invalid_argument) or the client has no executor of the caller's
+  /// (std::logic_error). Destroying the client completes the calls still in
+  /// flight with "the client was closed".
+  void async_call(std::string method, array params, std::function<void(outcome)> done) {
+    self().start(method, params, [done = std::move(done)](client_detail::call_result r) {
+      done(client_detail::to_outcome(std::move(r)));
+    });
+  }
+
+ protected:
+  client_front() = default;
+  ~client_front() = default;
+  client_front(const client_front&) = default;
+  client_front(client_front&&) noexcept = default;
+  client_front& operator=(const client_front&) = default;
+  client_front& operator=(client_front&&) noexcept = default;
+
+ private:
+  Client& self() noexcept { return static_cast<Client&>(*this); }
+};
+
+}  // namespace rapidrpc
