@@ -32,7 +32,7 @@ for arg in "$@"; do
       # needs msgpack, only a recommendation of the package).
       packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq
                  wrk nginx-light apache2-utils libxmlrpc-c++8-dev python3-aiozmq
-                 python3-msgpack)
+                 python3-msgpack clang-format clang-tidy)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;

@@ -64,7 +64,7 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
   xmlrpc::method_call& call = xml_->call();
   method_ = call.method;  // xml_ keeps it until the next request
   methods_.invoke(ctx, call.method, std::move(call.params),
-                  [this, sink = std::move(sink)](outcome o) {
+                  [this, sink = std::move(sink)](const outcome& o) {
                     finish_xml(o);
                     sink->on_reply(reply_);
                   });
@@ -104,7 +104,7 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
     finish_json(*named);
     return sink->on_reply(reply_);
   }
-  methods_.invoke(ctx, json_method_, std::move(r.params), [this, sink = std::move(sink)](outcome o) {
+  methods_.invoke(ctx, json_method_, std::move(r.params), [this, sink = std::move(sink)](const outcome& o) {
     finish_json(o);
     sink->on_reply(reply_);
   });
