@@ -37,29 +37,6 @@ void raise_descriptor_limit() noexcept {
   }
 }
 
-unsigned load_threads(const bench_options& o) noexcept {
-  return std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));
-}
-
-thread_share share_of(const bench_options& o, unsigned threads, unsigned t) noexcept {
-  thread_share s;
-  s.connections = o.connections / threads + (t < o.connections % threads ? 1 : 0);
-  s.quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
-  s.rate = o.rate > 0 ? o.rate / threads : 0;
-  if (o.rate > 0)
-    s.phase = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(t / o.rate));
-  return s;
-}
-
-value expected_from_warmup(const outcome& warm) {
-  if (const auto* f = std::get_if<fault>(&warm)) {
-    if (f->code() == fault_code::transport_error) throw bench_error("the warm-up call failed: " + f->message());
-    throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " + f->message() +
-                      " (a benchmark needs a call that succeeds)");
-  }
-  return std::get<value>(warm);
-}
-
 void thread_tally::record_ok(clock::time_point started, clock::time_point now) {
   auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
   latency.record(ns);
@@ -181,12 +158,12 @@ class connection {
 
 class worker : public thread_tally {
  public:
-  worker(const plan& p, std::size_t connections, std::uint64_t quota, double rate, clock::duration phase)
+  worker(const plan& p, const thread_share& share)
       : thread_tally(p.start, p.slot_width),
-        plan_(p), io_(1), sweep_(io_), rate_timer_(io_), quota_(quota), rate_(rate), phase_(phase) {
-    conns_.reserve(connections);
-    for (std::size_t i = 0; i < connections; ++i) conns_.push_back(std::make_unique<connection>(*this));
-    active_ = connections;
+        plan_(p), io_(1), sweep_(io_), rate_timer_(io_), schedule_(p.opts, share, p.start, p.deadline) {
+    conns_.reserve(share.connections);
+    for (std::size_t i = 0; i < share.connections; ++i) conns_.push_back(std::make_unique<connection>(*this));
+    active_ = share.connections;
   }
 
   void run() {
@@ -200,9 +177,7 @@ class worker : public thread_tally {
         if (!ec) end_run();
       });
     }
-    if (rate_ > 0) {
-      interval_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
-      next_due_ = plan_.start + phase_;
+    if (schedule_.open_loop()) {
       for (auto& c : conns_) idle_.push_back(c.get());
       tick();
     } else {
@@ -217,27 +192,13 @@ class worker : public thread_tally {
   const plan& the_plan() const noexcept { return plan_; }
 
   // Closed loop: may another call start now?
-  bool take(clock::time_point now) noexcept {
-    if (issuing_done_) return false;
-    if (plan_.opts.requests) {
-      if (quota_ == 0) return stop_issuing();
-      --quota_;
-      return true;
-    }
-    if (now >= plan_.deadline) return stop_issuing();
-    return true;
-  }
+  bool take(clock::time_point now) noexcept { return schedule_.take(now); }
 
   // A connection has finished a call and is free.
   void connection_free(connection& c) {
-    if (rate_ > 0) {
-      if (backlog_head_ < backlog_.size()) {
-        auto t = backlog_[backlog_head_++];
-        if (backlog_head_ == backlog_.size()) backlog_.clear(), backlog_head_ = 0;
-        c.begin(t);
-        return;
-      }
-      if (issuing_done_) return retire(c);
+    if (schedule_.open_loop()) {
+      if (auto due = schedule_.take_deferred()) return c.begin(*due);
+      if (schedule_.over()) return retire(c);
       idle_.push_back(&c);
       return;
     }
@@ -277,11 +238,6 @@ class worker : public thread_tally {
   std::optional<outcome> captured;
 
  private:
-  bool stop_issuing() noexcept {
-    issuing_done_ = true;
-    return false;
-  }
-
   void arm_sweep() {
     sweep_.expires_after(sweep_interval);
     sweep_.async_wait([this](const boost::system::error_code& ec) {
@@ -298,35 +254,28 @@ class worker : public thread_tally {
   // Open loop: starts every call that is due, on an idle connection or, if
   // none is free, queued with its scheduled time (its latency runs from then).
   void tick() {
-    auto now = clock::now();
-    while (!issuing_done_ && next_due_ <= now) {
-      if (plan_.opts.requests ? quota_ == 0 : next_due_ >= plan_.deadline) {
-        finish_issuing();
-        return;
-      }
-      if (plan_.opts.requests) --quota_;
+    const auto now = clock::now();
+    while (auto due = schedule_.take_due(now)) {
       if (!idle_.empty()) {
         connection* c = idle_.back();
         idle_.pop_back();
-        c->begin(next_due_);
+        c->begin(*due);
       } else {
-        backlog_.push_back(next_due_);
+        schedule_.defer(*due);
       }
-      next_due_ += interval_;
     }
-    if (issuing_done_) return;
-    rate_timer_.expires_at(next_due_);
+    if (schedule_.over()) return finish_issuing();
+    rate_timer_.expires_at(schedule_.next_due());
     rate_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) tick();
     });
   }
 
   void end_run() {
-    issuing_done_ = true;
+    schedule_.end();
     rate_timer_.cancel();
     sweep_.cancel();
-    backlog_.clear();
-    backlog_head_ = 0;
+    schedule_.drop_deferred();
     idle_.clear();
     for (auto& c : conns_)
       if (c->current() != connection::state::done && c->abandon()) ++unfinished;
@@ -334,7 +283,7 @@ class worker : public thread_tally {
   }
 
   void finish_issuing() {
-    issuing_done_ = true;
+    schedule_.end();
     rate_timer_.cancel();
     auto idle = std::move(idle_);
     idle_.clear();
@@ -348,16 +297,8 @@ class worker : public thread_tally {
   net::steady_timer end_timer_{io_};
   std::vector<std::unique_ptr<connection>> conns_;
   std::size_t active_ = 0;
-  std::uint64_t quota_;
-  bool issuing_done_ = false;
-  // open loop
-  double rate_;
-  clock::duration phase_;
-  clock::duration interval_{};
-  clock::time_point next_due_{};
-  std::vector<connection*> idle_;
-  std::vector<clock::time_point> backlog_;
-  std::size_t backlog_head_ = 0;
+  call_schedule schedule_;
+  std::vector<connection*> idle_;  // open loop: connections waiting for a due call
 };
 
 connection::connection(worker& w) : w_(w), socket_(w.io()) {
@@ -699,8 +640,7 @@ std::vector<std::unique_ptr<worker>> run_workers(plan& p) {
   if (o.requests == 0)
     p.deadline = p.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration));
   for (unsigned t = 0; t < threads; ++t) {
-    const auto share = share_of(o, threads, t);
-    workers.push_back(std::make_unique<worker>(p, share.connections, share.quota, share.rate, share.phase));
+    workers.push_back(std::make_unique<worker>(p, share_of(o, threads, t)));
   }
   run_workers_on_threads(workers);
   return workers;

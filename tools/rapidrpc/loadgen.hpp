@@ -152,6 +152,56 @@ unsigned load_threads(const bench_options& options) noexcept;
 /// and rate spread as evenly as they go, open-loop starts staggered.
 thread_share share_of(const bench_options& options, unsigned threads, unsigned t) noexcept;
 
+/// Which calls a load thread may still start, the same for every driver:
+/// its quota in a counted run, its window in a timed one; and, open loop,
+/// when each call is due. A call that comes due while no connection is free
+/// is deferred, and started later with its latency counted from when it was
+/// due (no coordinated omission).
+class call_schedule {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  call_schedule(const bench_options& options, const thread_share& share, clock::time_point start,
+                clock::time_point deadline) noexcept;
+
+  /// True for a run at a fixed rate (open loop).
+  bool open_loop() const noexcept { return open_loop_; }
+  /// True once no more calls may start.
+  bool over() const noexcept { return over_; }
+  /// No more calls may start (the run was cut short).
+  void end() noexcept { over_ = true; }
+
+  /// Closed loop: takes one call if another may start now; false (and over
+  /// from then on) once the quota or the window is spent.
+  bool take(clock::time_point now) noexcept;
+
+  /// Open loop: the due time of the next call due by `now`, taken; none if
+  /// nothing is due yet, or if the run is over (over() then says so).
+  std::optional<clock::time_point> take_due(clock::time_point now) noexcept;
+  /// Open loop: when the next call comes due.
+  clock::time_point next_due() const noexcept { return next_due_; }
+  /// Open loop: a call that came due at `due` while no connection was free.
+  void defer(clock::time_point due) { deferred_.push_back(due); }
+  /// The oldest deferred call's due time, taken; none if none waits.
+  std::optional<clock::time_point> take_deferred() noexcept;
+  /// Forgets the deferred calls (the run ended).
+  void drop_deferred() noexcept {
+    deferred_.clear();
+    deferred_head_ = 0;
+  }
+
+ private:
+  bool counted_;
+  bool open_loop_;
+  bool over_ = false;
+  std::uint64_t quota_;
+  clock::time_point deadline_;
+  clock::duration interval_{};
+  clock::time_point next_due_{};
+  std::vector<clock::time_point> deferred_;
+  std::size_t deferred_head_ = 0;
+};
+
 /// The result every call of the run must give: the warm-up call's. Throws
 /// bench_error if it failed (a transport error) or returned a fault.
 value expected_from_warmup(const outcome& warm);

@@ -77,9 +77,9 @@ struct dealer {
 
 class worker : public thread_tally {
  public:
-  worker(const plan& p, std::size_t sockets, std::uint64_t quota, double rate,
-         clock::duration phase)
-      : thread_tally(p.start, p.slot_width), plan_(p), quota_(quota), rate_(rate), phase_(phase) {
+  worker(const plan& p, const thread_share& share)
+      : thread_tally(p.start, p.slot_width), plan_(p), schedule_(p.opts, share, p.start, p.deadline) {
+    const std::size_t sockets = share.connections;
     const std::size_t n = p.opts.in_flight;
     int hwm = static_cast<int>(std::max<std::size_t>(1000, 2 * n));
     int linger = 0;
@@ -134,10 +134,7 @@ class worker : public thread_tally {
     if (dealers_.empty()) return;
     auto now = clock::now();
     next_sweep_ = now + sweep_interval;
-    if (rate_ > 0) {
-      interval_ =
-          std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / rate_));
-      next_due_ = plan_.start + phase_;
+    if (schedule_.open_loop()) {
       for (std::size_t d = 0; d < dealers_.size(); ++d)
         for (std::size_t k = 0; k < dealers_[d].slots.size(); ++k) idle_.emplace_back(d, k);
       tick(now);
@@ -155,10 +152,11 @@ class worker : public thread_tally {
         break;
       }
       if (now >= next_sweep_) sweep(now);
-      if (rate_ > 0 && !issuing_done_ && next_due_ <= now) tick(now);
+      const bool scheduling = schedule_.open_loop() && !schedule_.over();
+      if (scheduling && schedule_.next_due() <= now) tick(now);
       if (got || active_ == 0) continue;
       auto until = std::min(next_sweep_, plan_.deadline);
-      if (rate_ > 0 && !issuing_done_) until = std::min(until, next_due_);
+      if (scheduling) until = std::min(until, schedule_.next_due());
       auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
       zmq_poll(items_.data(), static_cast<int>(items_.size()),
                std::max<long>(0, static_cast<long>(ms)));
@@ -167,19 +165,8 @@ class worker : public thread_tally {
 
  private:
   // Closed loop: may another call start now?
-  bool take(clock::time_point now) noexcept {
-    if (issuing_done_) return false;
-    if (plan_.opts.requests) {
-      if (quota_ == 0) return (issuing_done_ = true, false);
-      --quota_;
-      return true;
-    }
-    if (now >= plan_.deadline) return (issuing_done_ = true, false);
-    return true;
-  }
-
   void next(std::size_t d, std::size_t k, clock::time_point now) {
-    if (!take(now)) return retire(d, k);
+    if (!schedule_.take(now)) return retire(d, k);
     begin(d, k, now);
   }
 
@@ -208,13 +195,9 @@ class worker : public thread_tally {
   // A slot is free again.
   void call_done(std::size_t d, std::size_t k, clock::time_point now) {
     dealers_[d].slots[k].current = slot::state::idle;
-    if (rate_ > 0) {
-      if (backlog_head_ < backlog_.size()) {
-        auto t = backlog_[backlog_head_++];
-        if (backlog_head_ == backlog_.size()) backlog_.clear(), backlog_head_ = 0;
-        return begin(d, k, t);
-      }
-      if (issuing_done_) return retire(d, k);
+    if (schedule_.open_loop()) {
+      if (auto due = schedule_.take_deferred()) return begin(d, k, *due);
+      if (schedule_.over()) return retire(d, k);
       idle_.emplace_back(d, k);
       return;
     }
@@ -322,25 +305,20 @@ class worker : public thread_tally {
   // Open loop: starts every call that is due, on an idle slot or, if none
   // is free, queued with its scheduled time (its latency runs from then).
   void tick(clock::time_point now) {
-    while (!issuing_done_ && next_due_ <= now) {
-      if (plan_.opts.requests ? quota_ == 0 : next_due_ >= plan_.deadline) {
-        finish_issuing();
-        return;
-      }
-      if (plan_.opts.requests) --quota_;
+    while (auto due = schedule_.take_due(now)) {
       if (!idle_.empty()) {
         auto [d, k] = idle_.back();
         idle_.pop_back();
-        begin(d, k, next_due_);
+        begin(d, k, *due);
       } else {
-        backlog_.push_back(next_due_);
+        schedule_.defer(*due);
       }
-      next_due_ += interval_;
     }
+    if (schedule_.over()) finish_issuing();
   }
 
   void finish_issuing() {
-    issuing_done_ = true;
+    schedule_.end();
     auto idle = std::move(idle_);
     idle_.clear();
     for (auto [d, k] : idle) retire(d, k);
@@ -348,7 +326,7 @@ class worker : public thread_tally {
 
   // A timed run ends at its deadline: calls in flight are abandoned.
   void end_run() {
-    issuing_done_ = true;
+    schedule_.end();
     for (auto& d : dealers_)
       for (auto& s : d.slots)
         if (s.current == slot::state::busy) ++unfinished;
@@ -360,17 +338,9 @@ class worker : public thread_tally {
   std::vector<zmq_pollitem_t> items_;
   zmq_msg_t in_;
   std::size_t active_ = 0;  // slots not retired
-  std::uint64_t quota_;
-  bool issuing_done_ = false;
   clock::time_point next_sweep_{};
-  // open loop
-  double rate_;
-  clock::duration phase_;
-  clock::duration interval_{};
-  clock::time_point next_due_{};
-  std::vector<std::pair<std::size_t, std::size_t>> idle_;
-  std::vector<clock::time_point> backlog_;
-  std::size_t backlog_head_ = 0;
+  call_schedule schedule_;
+  std::vector<std::pair<std::size_t, std::size_t>> idle_;  // open loop: slots waiting for a due call
 };
 
 std::string utc_now() {
@@ -454,8 +424,7 @@ bench_result run_zmq_bench(const bench_options& options) {
                                std::chrono::duration<double>(o.duration));
   std::vector<std::unique_ptr<worker>> workers;
   for (unsigned t = 0; t < threads; ++t) {
-    const auto share = share_of(o, threads, t);
-    workers.push_back(std::make_unique<worker>(p, share.connections, share.quota, share.rate, share.phase));
+    workers.push_back(std::make_unique<worker>(p, share_of(o, threads, t)));
   }
   run_workers_on_threads(workers);
   merge_workers(workers, p.start, result);

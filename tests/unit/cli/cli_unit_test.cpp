@@ -6,6 +6,7 @@
 #include "arguments.hpp"
 #include "bench_report.hpp"
 #include "histogram.hpp"
+#include "loadgen.hpp"
 #include "output.hpp"
 #include "response_framing.hpp"
 
@@ -239,4 +240,100 @@ TEST(Histogram, Quantiles) {
 }
 
 }  // namespace
+// ---- the load schedule both drivers share (loadgen.hpp) ----------------------
+
+TEST(LoadSchedule, SharesSpreadConnectionsCallsAndRate) {
+  bench_options o;
+  o.connections = 5;
+  o.requests = 11;
+  o.rate = 100;
+  o.threads = 8;
+  const unsigned threads = load_threads(o);
+  EXPECT_EQ(threads, 5u);  // never more threads than connections
+  std::size_t connections = 0;
+  std::uint64_t calls = 0;
+  double rate = 0;
+  for (unsigned t = 0; t < threads; ++t) {
+    auto s = share_of(o, threads, t);
+    connections += s.connections;
+    calls += s.quota;
+    rate += s.rate;
+    EXPECT_EQ(s.phase, std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::milliseconds(10) * t));
+  }
+  EXPECT_EQ(connections, 5u);
+  EXPECT_EQ(calls, 11u);
+  EXPECT_DOUBLE_EQ(rate, 100);
+}
+
+TEST(LoadSchedule, ClosedLoopCountedRunTakesItsQuota) {
+  bench_options o;
+  o.requests = 3;
+  thread_share share;
+  share.quota = 3;
+  const auto t0 = std::chrono::steady_clock::now();
+  call_schedule s(o, share, t0, std::chrono::steady_clock::time_point::max());
+  EXPECT_FALSE(s.open_loop());
+  EXPECT_TRUE(s.take(t0));
+  EXPECT_TRUE(s.take(t0));
+  EXPECT_TRUE(s.take(t0));
+  EXPECT_FALSE(s.over());
+  EXPECT_FALSE(s.take(t0));
+  EXPECT_TRUE(s.over());
+  EXPECT_FALSE(s.take(t0));
+}
+
+TEST(LoadSchedule, ClosedLoopTimedRunEndsAtItsDeadline) {
+  bench_options o;  // requests 0: timed
+  const auto t0 = std::chrono::steady_clock::now();
+  call_schedule s(o, thread_share{}, t0, t0 + std::chrono::seconds(1));
+  EXPECT_TRUE(s.take(t0));
+  EXPECT_TRUE(s.take(t0 + std::chrono::milliseconds(999)));
+  EXPECT_FALSE(s.take(t0 + std::chrono::seconds(1)));
+  EXPECT_TRUE(s.over());
+}
+
+TEST(LoadSchedule, OpenLoopCallsComeDueAtTheRateAndWaitInOrder) {
+  using namespace std::chrono_literals;
+  bench_options o;
+  o.requests = 4;
+  o.rate = 10;
+  thread_share share;
+  share.quota = 4;
+  share.rate = 10;
+  share.phase = 5ms;
+  const auto t0 = std::chrono::steady_clock::now();
+  call_schedule s(o, share, t0, std::chrono::steady_clock::time_point::max());
+  ASSERT_TRUE(s.open_loop());
+  EXPECT_EQ(s.next_due(), t0 + 5ms);
+  EXPECT_FALSE(s.take_due(t0));  // nothing due yet
+  EXPECT_FALSE(s.over());
+  // At t0 + 250 ms three calls are due: 5, 105 and 205 ms.
+  std::vector<std::chrono::steady_clock::time_point> due;
+  while (auto d = s.take_due(t0 + 250ms)) due.push_back(*d);
+  ASSERT_EQ(due.size(), 3u);
+  EXPECT_EQ(due[1] - due[0], std::chrono::duration_cast<std::chrono::steady_clock::duration>(100ms));
+  EXPECT_EQ(s.next_due(), t0 + 305ms);
+  // Deferred calls come back oldest first.
+  s.defer(due[0]);
+  s.defer(due[1]);
+  EXPECT_EQ(s.take_deferred(), due[0]);
+  EXPECT_EQ(s.take_deferred(), due[1]);
+  EXPECT_FALSE(s.take_deferred());
+  // The fourth call, then the quota is spent.
+  EXPECT_TRUE(s.take_due(t0 + 1s));
+  EXPECT_FALSE(s.take_due(t0 + 1s));
+  EXPECT_TRUE(s.over());
+}
+
+TEST(LoadSchedule, WarmUpVerdict) {
+  EXPECT_EQ(expected_from_warmup(outcome(value(std::int32_t{8}))), value(std::int32_t{8}));
+  EXPECT_THROW(expected_from_warmup(outcome(fault(4, "no"))), bench_error);
+  try {
+    expected_from_warmup(outcome(fault(fault_code::transport_error, "refused")));
+    ADD_FAILURE() << "no error";
+  } catch (const bench_error& e) {
+    EXPECT_EQ(std::string(e.what()), "the warm-up call failed: refused");
+  }
+}
+
 }  // namespace rapidrpc::cli
