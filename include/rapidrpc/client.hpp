@@ -17,8 +17,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -81,7 +79,7 @@ struct client_options {
 };
 
 /// An XML-RPC (or JSON-RPC) client for one server URL.
-class client : public client_front<client> {
+class client : public client_front {
  public:
   /// A client for synchronous calls, with an io_context of its own. Throws
   /// std::invalid_argument for a bad URL, an extra header that cannot be
@@ -91,31 +89,17 @@ class client : public client_front<client> {
   /// A client for asynchronous calls on `executor` (and synchronous ones
   /// are not allowed).
   client(boost::asio::any_io_executor executor, std::string_view url, client_options options = {});
-  ~client();
-  client(client&&) noexcept;
-  client& operator=(client&&) noexcept;
 
-  // call(), call<R>(), try_call() and async_call() come from client_front.
-  // Calls in flight at once (async_call) each use a connection of their own.
+  // call(), call<R>(), try_call(), async_call() and trace() come from
+  // client_front. Calls in flight at once (async_call) each use a
+  // connection of their own.
 
   /// Runs several calls in one request (system.multicall); one outcome per
   /// call, in order.
   std::vector<outcome> multicall(const std::vector<std::pair<std::string, array>>& calls);
 
-  /// Records the next synchronous call's exchange into `trace` (null: stop).
-  void trace(wire_trace* trace) noexcept;
-
   /// The URL this client calls.
   const rapidrpc::url& target() const noexcept;
-
- private:
-  friend class client_front<client>;
-  client_detail::call_result exchange(std::string_view method, const array& params);
-  void start(std::string_view method, const array& params,
-             std::function<void(client_detail::call_result)> done);
-
-  struct impl;
-  std::unique_ptr<impl> impl_;
 };
 
 }  // namespace rapidrpc

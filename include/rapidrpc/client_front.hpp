@@ -1,7 +1,8 @@
 // What every rapidrpc client shares: the typed call surface (call,
-// call<R>, try_call, async_call), the error a call fails with below the
-// protocol (transport_error), and the wire trace. rapidrpc::client (HTTP)
-// and rapidrpc::zmq_client (ZeroMQ) derive from client_front, so a call
+// call<R>, try_call, async_call), the wire trace, the error a call fails
+// with below the protocol (transport_error), and the engine interface a
+// transport implements. rapidrpc::client (HTTP) and rapidrpc::zmq_client
+// (ZeroMQ) derive from client_front and hand it their engine, so a call
 // reads and behaves the same whatever the transport.
 //
 // Threading: as the client that derives from it (a client is used from
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -72,20 +74,38 @@ value result_or_throw(call_result&& r);
 /// where the typed call asked for another.
 [[noreturn]] void throw_result_type(std::string_view got);
 
+/// One transport's way of running calls; a client hands its engine to
+/// client_front, which owns it. Used from the client's thread only.
+class engine {
+ public:
+  virtual ~engine();
+
+  /// One synchronous call on the calling thread, its bytes recorded into
+  /// `trace` unless it is null. Throws std::invalid_argument (nothing sent)
+  /// if the request cannot be written, std::logic_error on an engine that
+  /// makes asynchronous calls only.
+  virtual call_result exchange(std::string_view method, const array& params, wire_trace* trace) = 0;
+
+  /// Starts one call whose `done` runs exactly once on the client's
+  /// executor, never inside start(). Throws, and never calls `done`, if the
+  /// request cannot be written (std::invalid_argument) or the engine makes
+  /// synchronous calls only (std::logic_error).
+  virtual void start(std::string_view method, const array& params,
+                     std::function<void(call_result)> done) = 0;
+
+ protected:
+  engine() = default;
+  engine(const engine&) = default;
+  engine(engine&&) = default;
+  engine& operator=(const engine&) = default;
+  engine& operator=(engine&&) = default;
+};
+
 }  // namespace client_detail
 
-/// The typed call surface of a client, written once for every transport.
-///
-/// `Client` derives from client_front<Client> and provides, to this class
-/// only (a friend), the two ways a call runs:
-///  - `client_detail::call_result exchange(std::string_view method, const
-///    array& params)`: one synchronous call on the calling thread;
-///  - `void start(std::string_view method, const array& params,
-///    std::function<void(client_detail::call_result)> done)`: starts one call
-///    whose `done` runs exactly once on the client's executor, never inside
-///    start(); throws (and never calls `done`) if the request cannot be
-///    written.
-template <class Client>
+/// The typed call surface of a client, written once for every transport:
+/// each call goes to the engine the client was built with. Movable, not
+/// copyable; a moved-from client throws std::logic_error on every call.
 class client_front {
  public:
   /// Calls `method` and returns its result. Throws rapidrpc::fault if the
@@ -94,7 +114,7 @@ class client_front {
   /// parameter cannot be written in the client's protocol, std::logic_error
   /// on a client built on an executor (those make asynchronous calls only).
   value call(std::string_view method, const array& params = {}) {
-    return client_detail::result_or_throw(self().exchange(method, params));
+    return client_detail::result_or_throw(live().exchange(method, params, trace_));
   }
 
   /// Typed form: `c.call<std::string>("load", 150000)`. Arguments are
@@ -115,7 +135,7 @@ class client_front {
   /// transport failure becomes fault_code::transport_error with its message.
   /// Still throws std::invalid_argument and std::logic_error as call() does.
   outcome try_call(std::string_view method, const array& params = {}) {
-    return client_detail::to_outcome(self().exchange(method, params));
+    return client_detail::to_outcome(live().exchange(method, params, trace_));
   }
 
   /// Starts a call on a client built on an executor; `done` runs exactly
@@ -126,21 +146,34 @@ class client_front {
   /// (std::logic_error). Destroying the client completes the calls still in
   /// flight with "the client was closed".
   void async_call(std::string method, array params, std::function<void(outcome)> done) {
-    self().start(method, params, [done = std::move(done)](client_detail::call_result r) {
+    live().start(method, params, [done = std::move(done)](client_detail::call_result r) {
       done(client_detail::to_outcome(std::move(r)));
     });
   }
 
+  /// Records each synchronous call's bytes into `trace`, every call
+  /// overwriting the one before (wire_trace says what each transport fills
+  /// in); null: stop. Asynchronous calls are not recorded.
+  void trace(wire_trace* trace) noexcept { trace_ = trace; }
+
  protected:
-  client_front() = default;
+  explicit client_front(std::unique_ptr<client_detail::engine> engine) noexcept
+      : engine_(std::move(engine)) {}
   ~client_front() = default;
-  client_front(const client_front&) = default;
   client_front(client_front&&) noexcept = default;
-  client_front& operator=(const client_front&) = default;
   client_front& operator=(client_front&&) noexcept = default;
 
+  /// The engine the client was built with; null once moved from.
+  client_detail::engine* engine() const noexcept { return engine_.get(); }
+
  private:
-  Client& self() noexcept { return static_cast<Client&>(*this); }
+  client_detail::engine& live() const {
+    if (!engine_) throw std::logic_error("rapidrpc: use of a moved-from client");
+    return *engine_;
+  }
+
+  std::unique_ptr<client_detail::engine> engine_;
+  wire_trace* trace_ = nullptr;
 };
 
 }  // namespace rapidrpc

@@ -39,8 +39,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,7 +75,7 @@ struct zmq_client_options {
 /// code and message; no reply within the timeout, a reply that is not a
 /// JSON-RPC response (reason::bad_response) or a closed client
 /// (reason::io) is a transport_error.
-class zmq_client : public client_front<zmq_client> {
+class zmq_client : public client_front {
  public:
   /// A client for synchronous calls. Throws std::invalid_argument for a bad
   /// URL, std::runtime_error if ZeroMQ refuses the socket or the endpoint.
@@ -87,29 +85,14 @@ class zmq_client : public client_front<zmq_client> {
   /// are not allowed).
   zmq_client(boost::asio::any_io_executor executor, std::string_view url,
              zmq_client_options options = {});
-  ~zmq_client();
-  zmq_client(zmq_client&&) noexcept;
-  zmq_client& operator=(zmq_client&&) noexcept;
 
-  // call(), call<R>(), try_call() and async_call() come from client_front.
+  // call(), call<R>(), try_call(), async_call() and trace() come from
+  // client_front; a trace holds the request frame and the reply frame.
   // Any number of asynchronous calls may be in flight at once, on the one
   // socket.
 
-  /// Records the next synchronous call's frames into `trace` (request and
-  /// response_body; response_header stays empty). Null: stop.
-  void trace(wire_trace* trace) noexcept;
-
   /// The endpoint this client calls.
   const zmq_endpoint& target() const noexcept;
-
- private:
-  friend class client_front<zmq_client>;
-  client_detail::call_result exchange(std::string_view method, const array& params);
-  void start(std::string_view method, const array& params,
-             std::function<void(client_detail::call_result)> done);
-
-  struct impl;
-  std::unique_ptr<impl> impl_;
 };
 
 }  // namespace rapidrpc

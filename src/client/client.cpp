@@ -116,8 +116,7 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
   clock::time_point armed = clock::time_point::max();
   xmlrpc::parser response_parser{xmlrpc::document_type::response};
   std::uint64_t next_id = 1;  // JSON-RPC request ids
-  std::string scratch;  // the inflated body
-  wire_trace* trace = nullptr;
+  std::string scratch;        // the inflated body
   bool closed = false;
 };
 
@@ -565,18 +564,17 @@ void shared_state::schedule_earliest() {
   schedule(next);
 }
 
-}  // namespace
-
 // ---- client -------------------------------------------------------------------
 
-struct client::impl {
-  impl(std::unique_ptr<net::io_context> io, net::any_io_executor ex, std::string_view u,
-       client_options options)
-      : own_io(std::move(io)),
-        state(std::make_shared<shared_state>(std::move(ex), url::parse(u), std::move(options),
-                                             own_io != nullptr)) {}
+// The client's engine: the calls' shared state on the executor.
+class http_engine final : public client_detail::executor_engine {
+ public:
+  http_engine(std::optional<net::any_io_executor> ex, std::string_view u, client_options options)
+      : executor_engine(std::move(ex), "rapidrpc::client"),
+        state(std::make_shared<shared_state>(executor(), url::parse(u), std::move(options),
+                                             own_loop())) {}
 
-  ~impl() {
+  ~http_engine() override {
     state->closed = true;
     try {
       for (call_op* op : state->active) op->abort();
@@ -588,16 +586,25 @@ struct client::impl {
     for (auto& c : state->idle) c.lowest().close(ec);
     state->idle.clear();
     state.reset();
-    // own_io goes last: its destructor destroys the handlers still queued
-    // (and the calls they own).
+    // The io_context of a client without an executor goes last (the base's):
+    // its destructor destroys the handlers still queued (and the calls they own).
   }
+  http_engine(const http_engine&) = delete;
+  http_engine& operator=(const http_engine&) = delete;
+  http_engine(http_engine&&) = delete;
+  http_engine& operator=(http_engine&&) = delete;
 
-  void start(std::string_view method, const array& params, completion done, wire_trace* trace) {
+  std::shared_ptr<shared_state> state;
+
+ private:
+  void begin(std::string_view method, const array& params, completion done,
+             wire_trace* trace) override {
     std::string body;
     std::optional<std::uint64_t> json_id;
     if (state->options.protocol == protocol::jsonrpc) {
       json_id = state->next_id;
-      jsonrpc::write_request(body, method, params, std::to_string(*json_id));  // throws std::invalid_argument
+      jsonrpc::write_request(body, method, params,
+                             std::to_string(*json_id));  // throws std::invalid_argument
       ++state->next_id;
     } else {
       xmlrpc::write_call(body, method, params);  // throws std::invalid_argument
@@ -613,63 +620,25 @@ struct client::impl {
     std::make_shared<call_op>(state, std::move(body), gzip_body, json_id, std::move(done), trace)
         ->start();
   }
-
-  // Runs one call on the client's own io_context until it completes.
-  call_result run(std::string_view method, const array& params) {
-    if (!own_io)
-      throw std::logic_error("synchronous calls need a client with an io_context of its own");
-    // The handlers a finished call leaves behind (aborted by the close of
-    // its socket, if any) hold no buffers: finish() freed them.
-    return client_detail::run_until_complete(*own_io, "rapidrpc::client", [&](completion done) {
-      start(method, params, std::move(done), state->trace);
-    });
-  }
-
-  std::unique_ptr<net::io_context> own_io;  // declared first: destroyed last
-  std::shared_ptr<shared_state> state;
 };
-
-namespace {
-
-std::unique_ptr<net::io_context> make_own_io() { return std::make_unique<net::io_context>(1); }
 
 }  // namespace
 
-client::client(std::string_view url, client_options options) {
-  auto io = make_own_io();
-  net::any_io_executor ex = io->get_executor();
-  impl_ = std::make_unique<impl>(std::move(io), std::move(ex), url, std::move(options));
-}
+client::client(std::string_view url, client_options options)
+    : client_front(std::make_unique<http_engine>(std::nullopt, url, std::move(options))) {}
 
 client::client(net::any_io_executor executor, std::string_view url, client_options options)
-    : impl_(std::make_unique<impl>(nullptr, std::move(executor), url, std::move(options))) {}
-
-client::~client() = default;
-client::client(client&&) noexcept = default;
-client& client::operator=(client&&) noexcept = default;
-
-client_detail::call_result client::exchange(std::string_view method, const array& params) {
-  return client_detail::checked(impl_, "rapidrpc::client").run(method, params);
-}
+    : client_front(std::make_unique<http_engine>(std::move(executor), url, std::move(options))) {}
 
 std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, array>>& calls) {
   value result = call("system.multicall", client_detail::multicall_params(calls));
   return client_detail::split_multicall(std::move(result), calls.size());
 }
 
-void client::start(std::string_view method, const array& params, completion done) {
-  auto& self = client_detail::checked(impl_, "rapidrpc::client");
-  if (self.own_io) throw std::logic_error("async_call needs a client built on an executor");
-  self.start(method, params, std::move(done), nullptr);
-}
-
-void client::trace(wire_trace* trace) noexcept {
-  if (impl_) impl_->state->trace = trace;
-}
-
 const rapidrpc::url& client::target() const noexcept {
   static const rapidrpc::url none;
-  return impl_ ? impl_->state->target : none;
+  const auto* e = static_cast<const http_engine*>(engine());
+  return e ? e->state->target : none;
 }
 
 }  // namespace rapidrpc

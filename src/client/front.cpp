@@ -6,6 +6,8 @@
 
 namespace rapidrpc::client_detail {
 
+engine::~engine() = default;
+
 outcome to_outcome(call_result&& r) {
   if (auto* e = std::get_if<transport_error>(&r))
     return fault(fault_code::transport_error, e->what());

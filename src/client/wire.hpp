@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -19,14 +18,6 @@
 namespace rapidrpc::client_detail {
 
 // call_result, to_outcome() and result_or_throw(): <rapidrpc/client_front.hpp>.
-
-/// A client's private state, or std::logic_error for a moved-from client
-/// (`who` names the class in the message).
-template <class Impl>
-Impl& checked(const std::unique_ptr<Impl>& p, std::string_view who) {
-  if (!p) throw std::logic_error(std::string(who) + ": use of a moved-from client");
-  return *p;
-}
 
 /// The request head of one client. The fixed part (request line, Host,
 /// User-Agent, Content-Type, Accept-Encoding, Authorization, the caller's

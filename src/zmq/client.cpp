@@ -64,8 +64,8 @@ zmq::socket_t open_socket(zmq::context_t& context, const zmq_endpoint& target,
 
 // What the client and its pending handlers share. Used from the executor's
 // thread only.
-struct engine : std::enable_shared_from_this<engine> {
-  engine(net::any_io_executor ex, const zmq_endpoint& target, const zmq_client_options& o)
+struct dealer_engine : std::enable_shared_from_this<dealer_engine> {
+  dealer_engine(net::any_io_executor ex, const zmq_endpoint& target, const zmq_client_options& o)
       : executor(std::move(ex)),
         socket(open_socket(context, target, o)),
         watch(executor),
@@ -121,8 +121,8 @@ struct engine : std::enable_shared_from_this<engine> {
   bool closed = false;
 };
 
-void engine::start(std::string_view method, const array& params, completion done,
-                   wire_trace* trace) {
+void dealer_engine::start(std::string_view method, const array& params, completion done,
+                          wire_trace* trace) {
   request_id id = next_id;
   char idbuf[24];
   auto idlen = static_cast<std::size_t>(std::to_chars(idbuf, idbuf + sizeof idbuf, id).ptr - idbuf);
@@ -151,7 +151,7 @@ void engine::start(std::string_view method, const array& params, completion done
 // Sends one request without waiting: true if it went out, false if the
 // socket is at its high-water mark. A failure for good completes the call
 // (posted, never inside async_call()) with reason::io and counts as sent.
-bool engine::try_send(request_id id, std::string_view bytes) {
+bool dealer_engine::try_send(request_id id, std::string_view bytes) {
   try {
     return socket.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::dontwait)
         .has_value();
@@ -170,7 +170,7 @@ bool engine::try_send(request_id id, std::string_view bytes) {
 
 // False if the send failed for good: the call then completes (posted) with
 // reason::io.
-bool engine::send_or_queue(request_id id) {
+bool dealer_engine::send_or_queue(request_id id) {
   if (unsent.empty()) {
     if (try_send(id, frame)) return pending.count(id) != 0;
   }
@@ -178,7 +178,7 @@ bool engine::send_or_queue(request_id id) {
   return true;
 }
 
-void engine::watch_socket() {
+void dealer_engine::watch_socket() {
   if (waiting || closed) return;
   waiting = true;
   watch.async_wait(
@@ -192,7 +192,7 @@ void engine::watch_socket() {
       });
 }
 
-void engine::post_drain() {
+void dealer_engine::post_drain() {
   drain_posted = true;
   net::post(executor, [self = shared_from_this()] {
     self->drain_posted = false;
@@ -200,7 +200,7 @@ void engine::post_drain() {
   });
 }
 
-int engine::events() noexcept {
+int dealer_engine::events() noexcept {
   try {
     return socket.get(zmq::sockopt::events);
   } catch (const zmq::error_t&) {
@@ -210,7 +210,7 @@ int engine::events() noexcept {
 
 // Sends what waits for room and reads every reply there is, until
 // ZMQ_EVENTS shows nothing more to read.
-void engine::drain() {
+void dealer_engine::drain() {
   if (draining || closed) return;
   draining = true;
   try {
@@ -248,7 +248,7 @@ void engine::drain() {
 
 // One reply frame: the call it answers under the id rule, if that call is
 // still in flight, completes; any other reply is late or stray, and dropped.
-void engine::on_reply(std::string_view frame_text) {
+void dealer_engine::on_reply(std::string_view frame_text) {
   client_detail::json_reply r = client_detail::read_json_reply(frame_text);
   std::optional<request_id> sole;
   if (pending.size() == 1) sole = pending.begin()->first;
@@ -259,14 +259,15 @@ void engine::on_reply(std::string_view frame_text) {
   complete(it, std::move(r.result), frame_text);
 }
 
-void engine::complete(pending_map::iterator it, call_result&& r, std::string_view frame_text) {
+void dealer_engine::complete(pending_map::iterator it, call_result&& r,
+                             std::string_view frame_text) {
   auto done = std::move(it->second.done);
   if (wire_trace* t = it->second.trace) t->response_body.assign(frame_text);
   pending.erase(it);
   done(std::move(r));
 }
 
-void engine::arm_deadline() {
+void dealer_engine::arm_deadline() {
   timer_armed = true;
   deadlines.expires_at(pending.begin()->second.due);
   deadlines.async_wait(
@@ -278,7 +279,7 @@ void engine::arm_deadline() {
       });
 }
 
-void engine::on_deadline() {
+void dealer_engine::on_deadline() {
   auto now = clock::now();
   auto ms = std::to_string(options.timeout.count());
   try {
@@ -296,7 +297,7 @@ void engine::on_deadline() {
 
 // With no call in flight, nothing may keep the caller's run() going; with
 // some, the timer must be armed for the oldest.
-void engine::after_completions() {
+void dealer_engine::after_completions() {
   if (closed) return;
   if (pending.empty()) {
     if (waiting) {
@@ -315,7 +316,7 @@ void engine::after_completions() {
   if (!timer_armed && pending.begin()->second.due != clock::time_point::max()) arm_deadline();
 }
 
-void engine::close() {
+void dealer_engine::close() {
   if (closed) return;
   closed = true;
   ++wait_gen;
@@ -375,72 +376,55 @@ zmq_endpoint zmq_endpoint::parse(std::string_view text) {
 
 // ---- zmq_client -----------------------------------------------------------------------
 
-struct zmq_client::impl {
-  impl(std::unique_ptr<net::io_context> io, net::any_io_executor ex, std::string_view url,
-       zmq_client_options o)
-      : own_io(std::move(io)), target(zmq_endpoint::parse(url)), options(o) {
-    state = std::make_shared<engine>(std::move(ex), target, options);
-  }
-  ~impl() {
+namespace {
+
+// The client's engine: the DEALER socket's engine on the executor.
+class zmq_engine final : public client_detail::executor_engine {
+ public:
+  zmq_engine(std::optional<net::any_io_executor> ex, std::string_view url,
+             const zmq_client_options& o)
+      : executor_engine(std::move(ex), "rapidrpc::zmq_client"),
+        target(zmq_endpoint::parse(url)),
+        dealer(std::make_shared<dealer_engine>(executor(), target, o)) {}
+  ~zmq_engine() override {
     try {
-      if (state) state->close();
+      dealer->close();
     } catch (...) {
       // Asio's release() and cancel() throw only if the reactor itself
       // failed; posting the completions, only if memory ran out.
     }
-    state.reset();
-    // own_io goes last: its destructor destroys the handlers still queued.
+    dealer.reset();
+    // The io_context of a client without an executor goes last (the base's):
+    // its destructor destroys the handlers still queued.
   }
-  impl(const impl&) = delete;
-  impl& operator=(const impl&) = delete;
+  zmq_engine(const zmq_engine&) = delete;
+  zmq_engine& operator=(const zmq_engine&) = delete;
+  zmq_engine(zmq_engine&&) = delete;
+  zmq_engine& operator=(zmq_engine&&) = delete;
 
-  // One synchronous call: the engine on the client's own io_context, run on
-  // the calling thread until the call completes.
-  call_result run(std::string_view method, const array& params) {
-    if (!own_io) throw std::logic_error("synchronous calls need a zmq_client without an executor");
-    return client_detail::run_until_complete(*own_io, "rapidrpc::zmq_client", [&](completion done) {
-      state->start(method, params, std::move(done), trace);
-    });
-  }
-
-  std::unique_ptr<net::io_context> own_io;  // declared first: destroyed last
   zmq_endpoint target;
-  zmq_client_options options;
-  std::shared_ptr<engine> state;
-  wire_trace* trace = nullptr;
+  std::shared_ptr<dealer_engine> dealer;
+
+ private:
+  void begin(std::string_view method, const array& params, completion done,
+             wire_trace* trace) override {
+    dealer->start(method, params, std::move(done), trace);
+  }
 };
 
-zmq_client::zmq_client(std::string_view url, zmq_client_options options) {
-  auto io = std::make_unique<net::io_context>(1);
-  net::any_io_executor ex = io->get_executor();
-  impl_ = std::make_unique<impl>(std::move(io), std::move(ex), url, options);
-}
+}  // namespace
+
+zmq_client::zmq_client(std::string_view url, zmq_client_options options)
+    : client_front(std::make_unique<zmq_engine>(std::nullopt, url, options)) {}
 
 zmq_client::zmq_client(net::any_io_executor executor, std::string_view url,
                        zmq_client_options options)
-    : impl_(std::make_unique<impl>(nullptr, std::move(executor), url, options)) {}
-
-zmq_client::~zmq_client() = default;
-zmq_client::zmq_client(zmq_client&&) noexcept = default;
-zmq_client& zmq_client::operator=(zmq_client&&) noexcept = default;
-
-client_detail::call_result zmq_client::exchange(std::string_view method, const array& params) {
-  return client_detail::checked(impl_, "rapidrpc::zmq_client").run(method, params);
-}
-
-void zmq_client::start(std::string_view method, const array& params, completion done) {
-  auto& self = client_detail::checked(impl_, "rapidrpc::zmq_client");
-  if (self.own_io) throw std::logic_error("async_call needs a zmq_client built on an executor");
-  self.state->start(method, params, std::move(done), nullptr);
-}
-
-void zmq_client::trace(wire_trace* trace) noexcept {
-  if (impl_) impl_->trace = trace;
-}
+    : client_front(std::make_unique<zmq_engine>(std::move(executor), url, options)) {}
 
 const zmq_endpoint& zmq_client::target() const noexcept {
   static const zmq_endpoint none;
-  return impl_ ? impl_->target : none;
+  const auto* e = static_cast<const zmq_engine*>(engine());
+  return e ? e->target : none;
 }
 
 }  // namespace rapidrpc
