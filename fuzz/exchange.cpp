@@ -55,7 +55,8 @@ rapidrpc::registry& methods() {
     r.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
     r.set_param_names("add", {"a", "b"});
     r.add("fail", [](std::int32_t code) -> value { throw rapidrpc::fault(code, "asked to fail"); });
-    r.add("pool.echo", [](value v) { return v; }, "", rapidrpc::execution::pool);
+    r.add(
+        "pool.echo", [](value v) { return v; }, "", rapidrpc::execution::pool);
     r.add_async<value>("later", [](rapidrpc::responder reply, value v) {
       boost::asio::post(reply.loop(), [reply, v = std::move(v)] { reply.reply(v); });
     });

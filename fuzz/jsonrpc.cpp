@@ -35,14 +35,16 @@ bool same_request(const jsonrpc::request& a, const jsonrpc::request& b) {
 bool same_entry(const std::variant<jsonrpc::request, jsonrpc::error_reply>& a,
                 const std::variant<jsonrpc::request, jsonrpc::error_reply>& b) {
   if (a.index() != b.index()) return false;
-  if (const auto* r = std::get_if<jsonrpc::request>(&a)) return same_request(*r, std::get<jsonrpc::request>(b));
+  if (const auto* r = std::get_if<jsonrpc::request>(&a))
+    return same_request(*r, std::get<jsonrpc::request>(b));
   const auto& x = std::get<jsonrpc::error_reply>(a);
   const auto& y = std::get<jsonrpc::error_reply>(b);
   return x.id == y.id && x.code == y.code;
 }
 
 bool known_code(std::int32_t code) {
-  return code == rapidrpc::fault_code::parse_error || code == rapidrpc::fault_code::invalid_request ||
+  return code == rapidrpc::fault_code::parse_error ||
+         code == rapidrpc::fault_code::invalid_request ||
          code == rapidrpc::fault_code::invalid_params;
 }
 
@@ -89,21 +91,24 @@ void check_response(std::string_view text) {
   if (const auto* v = std::get_if<rapidrpc::value>(&r->outcome))
     FUZZ_CHECK(same(*v, std::get<rapidrpc::value>(r2->outcome)));
   else
-    FUZZ_CHECK(std::get<rapidrpc::fault>(r2->outcome).message() == std::get<rapidrpc::fault>(r->outcome).message());
+    FUZZ_CHECK(std::get<rapidrpc::fault>(r2->outcome).message() ==
+               std::get<rapidrpc::fault>(r->outcome).message());
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const rapidrpc::limits small{.max_depth = 3, .max_elements = 40, .max_batch = 3, .max_name_bytes = 8};
+  const rapidrpc::limits small{
+      .max_depth = 3, .max_elements = 40, .max_batch = 3, .max_name_bytes = 8};
 
   auto whole = jsonrpc::parse_request(text);
   const auto* msg = std::get_if<jsonrpc::message>(&whole);
   if (msg == nullptr) {
     const auto& e = std::get<jsonrpc::error_reply>(whole);
     FUZZ_CHECK(e.id == "null");
-    FUZZ_CHECK(e.code == rapidrpc::fault_code::parse_error || e.code == rapidrpc::fault_code::invalid_request);
+    FUZZ_CHECK(e.code == rapidrpc::fault_code::parse_error ||
+               e.code == rapidrpc::fault_code::invalid_request);
   } else {
     FUZZ_CHECK(!msg->entries.empty());
     FUZZ_CHECK(msg->batch || msg->entries.size() == 1);
@@ -117,7 +122,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   auto limited = jsonrpc::parse_request(text, small);
   if (const auto* m = std::get_if<jsonrpc::message>(&limited)) {
-    FUZZ_CHECK(msg != nullptr && m->batch == msg->batch && m->entries.size() == msg->entries.size());
+    FUZZ_CHECK(msg != nullptr && m->batch == msg->batch &&
+               m->entries.size() == msg->entries.size());
     for (std::size_t i = 0; i < m->entries.size(); ++i) {
       // A name too long for the small limit makes an entry invalid there
       // only, and that check comes before the params' own.

@@ -56,9 +56,7 @@ std::string write(const outcome& response) {
   return out;
 }
 
-const outcome* accepted(const auto& parsed) {
-  return std::get_if<outcome>(&parsed);
-}
+const outcome* accepted(const auto& parsed) { return std::get_if<outcome>(&parsed); }
 
 void check_documents(std::string_view doc) {
   static xmlrpc::parser chunked(xmlrpc::document_type::response);

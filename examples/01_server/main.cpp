@@ -1,7 +1,8 @@
 // A complete small XML-RPC server: two methods, one of them CPU-heavy.
 //
 //   build/bin/example_server 8080
-//   python3 -c "import xmlrpc.client as c; print(c.ServerProxy('http://localhost:8080').sample.add(2, 3))"
+//   python3 -c "import xmlrpc.client as c;
+//   print(c.ServerProxy('http://localhost:8080').sample.add(2, 3))"
 #include <rapidrpc/server.hpp>
 
 #include <cstdint>
@@ -9,10 +10,11 @@
 #include <string>
 
 int main(int argc, char** argv) {
-  rapidrpc::server server({.host = "localhost",
-                           .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)});
-  server.add("sample.add", [](std::int32_t a, std::int32_t b) { return a + b; },
-             "Adds two integers.");
+  rapidrpc::server server(
+      {.host = "localhost",
+       .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)});
+  server.add(
+      "sample.add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds two integers.");
   server.add(
       "count_primes",
       [](std::int32_t below) {  // CPU-heavy: runs on the worker pool, never on a loop

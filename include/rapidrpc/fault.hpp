@@ -10,10 +10,10 @@ namespace rapidrpc {
 /// Fault codes of the XML-RPC fault-interop convention, shared with JSON-RPC.
 /// Handlers may use any other code for their own faults; it is kept as is.
 namespace fault_code {
-inline constexpr std::int32_t parse_error = -32700;       ///< malformed request document
+inline constexpr std::int32_t parse_error = -32700;  ///< malformed request document
 inline constexpr std::int32_t unsupported_encoding = -32701;
 inline constexpr std::int32_t invalid_character = -32702;  ///< bad character for the encoding
-inline constexpr std::int32_t invalid_request = -32600;   ///< well-formed but not a valid call
+inline constexpr std::int32_t invalid_request = -32600;    ///< well-formed but not a valid call
 inline constexpr std::int32_t method_not_found = -32601;
 inline constexpr std::int32_t invalid_params = -32602;
 inline constexpr std::int32_t internal_error = -32603;

@@ -51,7 +51,8 @@ bool is_valid(const date_time& t) noexcept;
 bool parse_date_time(std::string_view text, date_time& out) noexcept;
 
 /// Appends `t` in `format`. The caller checks is_valid(t) first.
-void append_date_time(std::string& out, const date_time& t, date_format format = date_format::basic);
+void append_date_time(std::string& out, const date_time& t,
+                      date_format format = date_format::basic);
 
 /// Decodes base64: the standard alphabet, '=' padding to a multiple of four,
 /// the unused bits of the last group zero (canonical). Space, tab, CR and LF

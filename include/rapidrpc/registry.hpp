@@ -168,14 +168,15 @@ template <class F, class R, class... Args>
 std::function<value(const array&)> bind_sync(F f) {
   return [f = std::move(f)](const array& params) -> value {
     if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> value {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->value {
       if constexpr (std::is_void_v<R>) {
         std::invoke(f, take_param<Args>(params, I)...);
         return value{};
       } else {
         return to_value(std::invoke(f, take_param<Args>(params, I)...));
       }
-    }(std::index_sequence_for<Args...>{});
+    }
+    (std::index_sequence_for<Args...>{});
   };
 }
 
@@ -185,7 +186,8 @@ std::function<void(const array&, responder, const call_context&)> bind_async(F f
     if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       std::invoke(f, std::move(reply), take_param<Args>(params, I)...);
-    }(std::index_sequence_for<Args...>{});
+    }
+    (std::index_sequence_for<Args...>{});
   };
 }
 
@@ -223,8 +225,7 @@ class registry {
   /// before `f` runs (fault_code::invalid_params); the signature is derived
   /// for system.methodSignature. Replaces a method of the same name.
   template <class F>
-  void add(std::string name, F f, std::string help = {},
-           execution where = execution::inline_call) {
+  void add(std::string name, F f, std::string help = {}, execution where = execution::inline_call) {
     using traits = detail::callable_traits<F>;
     add_bound<F, typename traits::result>(std::move(name), std::move(f), std::move(help), where,
                                           static_cast<typename traits::args*>(nullptr));
@@ -242,8 +243,8 @@ class registry {
 
   /// Registers a method that takes the raw parameter list and checks it
   /// itself.
-  void add_raw(std::string name, std::function<value(const array& params)> f,
-               std::string help = {}, execution where = execution::inline_call);
+  void add_raw(std::string name, std::function<value(const array& params)> f, std::string help = {},
+               execution where = execution::inline_call);
 
   /// Adds or replaces a method as given.
   void add_method(std::string name, method m);
@@ -293,8 +294,7 @@ class registry {
 
  private:
   template <class F, class R, class... Args>
-  void add_bound(std::string name, F f, std::string help, execution where,
-                 std::tuple<Args...>*) {
+  void add_bound(std::string name, F f, std::string help, execution where, std::tuple<Args...>*) {
     method m;
     m.run = detail::bind_sync<F, R, detail::param_t<Args>...>(std::move(f));
     m.where = where;
@@ -304,8 +304,7 @@ class registry {
   }
 
   template <class Result, class F, class Responder, class... Args>
-  void add_async_bound(std::string name, F f, std::string help,
-                       std::tuple<Responder, Args...>*) {
+  void add_async_bound(std::string name, F f, std::string help, std::tuple<Responder, Args...>*) {
     static_assert(std::is_same_v<std::remove_cvref_t<Responder>, responder>,
                   "an async method's first parameter is the responder");
     method m;

@@ -158,8 +158,7 @@ class server {
 
   /// Shorthand for methods().add(...).
   template <class F>
-  void add(std::string name, F f, std::string help = {},
-           execution where = execution::inline_call) {
+  void add(std::string name, F f, std::string help = {}, execution where = execution::inline_call) {
     methods().add(std::move(name), std::move(f), std::move(help), where);
   }
 

@@ -32,7 +32,8 @@ struct tls_client_options {
 /// A client context: TLS 1.2 or 1.3, no compression, the CA certificates of
 /// `options` loaded when verifying. Throws std::invalid_argument, saying
 /// which file and why, if they cannot be loaded.
-std::shared_ptr<boost::asio::ssl::context> make_tls_client_context(const tls_client_options& options);
+std::shared_ptr<boost::asio::ssl::context> make_tls_client_context(
+    const tls_client_options& options);
 
 /// Prepares one client session for `host` (a DNS name, or an IP address
 /// without brackets, as in the URL): SNI for a name, and with `verify` the

@@ -48,12 +48,12 @@ inline constexpr nil_t nil{};
 /// A dateTime.iso8601 value. XML-RPC dates carry no time zone; the fields are
 /// kept as sent. Encoded as "YYYYMMDDTHH:MM:SS".
 struct date_time {
-  std::int16_t year = 1970;   ///< 0..9999
-  std::uint8_t month = 1;     ///< 1..12
-  std::uint8_t day = 1;       ///< 1..31, valid for the month
-  std::uint8_t hour = 0;      ///< 0..23
-  std::uint8_t minute = 0;    ///< 0..59
-  std::uint8_t second = 0;    ///< 0..60 (a leap second is allowed)
+  std::int16_t year = 1970;  ///< 0..9999
+  std::uint8_t month = 1;    ///< 1..12
+  std::uint8_t day = 1;      ///< 1..31, valid for the month
+  std::uint8_t hour = 0;     ///< 0..23
+  std::uint8_t minute = 0;   ///< 0..59
+  std::uint8_t second = 0;   ///< 0..60 (a leap second is allowed)
 
   friend bool operator==(const date_time&, const date_time&) noexcept = default;
 };
@@ -153,8 +153,7 @@ class structure {
   const value& at(std::string_view name) const;
   /// The value of the member named `name`, appended as nil if there was none.
   template <class Name>
-    requires std::convertible_to<Name, std::string_view>
-  value& operator[](Name&& name);
+  requires std::convertible_to<Name, std::string_view> value& operator[](Name&& name);
 
   /// Appends `m` unless its name is there; returns the member with that
   /// name and whether it was appended.
@@ -169,12 +168,12 @@ class structure {
   /// Appends a member named `name` with a value made of `args` unless the
   /// name is there (then nothing is constructed, and nothing moved from).
   template <class Name, class... Args>
-    requires std::convertible_to<Name, std::string_view>
-  std::pair<iterator, bool> try_emplace(Name&& name, Args&&... args);
+  requires std::convertible_to<Name, std::string_view> std::pair<iterator, bool> try_emplace(
+      Name&& name, Args&&... args);
   /// Appends the member, or replaces the value of the one with that name.
   template <class Name, class V>
-    requires std::convertible_to<Name, std::string_view>
-  std::pair<iterator, bool> insert_or_assign(Name&& name, V&& v);
+  requires std::convertible_to<Name, std::string_view> std::pair<iterator, bool> insert_or_assign(
+      Name&& name, V&& v);
 
   /// Removes a member; returns the iterator to the one after it.
   iterator erase(const_iterator pos);
@@ -220,8 +219,8 @@ class structure {
 /// `std::bad_variant_access` on a kind mismatch) or `get_if<T>()`.
 class value {
  public:
-  using storage = std::variant<nil_t, std::int32_t, std::int64_t, bool, double,
-                               std::string, date_time, bytes, array, structure>;
+  using storage = std::variant<nil_t, std::int32_t, std::int64_t, bool, double, std::string,
+                               date_time, bytes, array, structure>;
 
   value() noexcept : v_(nil_t{}) {}
   value(nil_t) noexcept : v_(nil_t{}) {}
@@ -291,7 +290,9 @@ inline structure::reverse_iterator structure::rend() noexcept { return members_.
 inline structure::const_reverse_iterator structure::rbegin() const noexcept {
   return members_.rbegin();
 }
-inline structure::const_reverse_iterator structure::rend() const noexcept { return members_.rend(); }
+inline structure::const_reverse_iterator structure::rend() const noexcept {
+  return members_.rend();
+}
 
 inline bool structure::empty() const noexcept { return members_.empty(); }
 inline structure::size_type structure::size() const noexcept { return members_.size(); }
@@ -340,8 +341,8 @@ inline const value& structure::at(std::string_view name) const {
 }
 
 template <class Name, class... Args>
-  requires std::convertible_to<Name, std::string_view>
-std::pair<structure::iterator, bool> structure::try_emplace(Name&& name, Args&&... args) {
+requires std::convertible_to<Name, std::string_view> std::pair<structure::iterator, bool>
+structure::try_emplace(Name&& name, Args&&... args) {
   if (const size_type i = position_of(std::string_view(name)); i != npos)
     return {members_.begin() + static_cast<difference_type>(i), false};
   members_.emplace_back(std::piecewise_construct,
@@ -352,14 +353,13 @@ std::pair<structure::iterator, bool> structure::try_emplace(Name&& name, Args&&.
 }
 
 template <class Name>
-  requires std::convertible_to<Name, std::string_view>
-value& structure::operator[](Name&& name) {
+requires std::convertible_to<Name, std::string_view> value& structure::operator[](Name&& name) {
   return try_emplace(std::forward<Name>(name)).first->second;
 }
 
 template <class Name, class V>
-  requires std::convertible_to<Name, std::string_view>
-std::pair<structure::iterator, bool> structure::insert_or_assign(Name&& name, V&& v) {
+requires std::convertible_to<Name, std::string_view> std::pair<structure::iterator, bool>
+structure::insert_or_assign(Name&& name, V&& v) {
   auto r = try_emplace(std::forward<Name>(name), std::forward<V>(v));
   if (!r.second) r.first->second = std::forward<V>(v);
   return r;

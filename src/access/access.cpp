@@ -73,8 +73,10 @@ constexpr unsigned char v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x
 
 bool ip_network::contains(const boost::asio::ip::address& a) const noexcept {
   if (a.is_v4() || (a.is_v6() && a.to_v6().is_v4_mapped())) {
-    auto v4 = a.is_v4() ? a.to_v4().to_bytes()
-                        : boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).to_bytes();
+    auto v4 =
+        a.is_v4()
+            ? a.to_v4().to_bytes()
+            : boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).to_bytes();
     if (!v6_) return prefix_match(v4.data(), bytes_, prefix_);
     // An IPv4-mapped range (::ffff:10.0.0.0/104) matches IPv4 peers.
     if (prefix_ < 96 || std::memcmp(bytes_, v4_mapped_prefix, 12) != 0) return false;
@@ -134,7 +136,8 @@ std::string ab64_encode(std::string_view bytes) {
 }
 
 bool ab64_decode(std::string_view text, std::string& out) {
-  if (text.size() % 4 == 1 || text.find_first_of("+= \t\r\n") != std::string_view::npos) return false;
+  if (text.size() % 4 == 1 || text.find_first_of("+= \t\r\n") != std::string_view::npos)
+    return false;
   std::string padded(text);
   std::replace(padded.begin(), padded.end(), '.', '+');
   padded.append((4 - padded.size() % 4) % 4, '=');
@@ -161,8 +164,9 @@ bool parse(std::string_view text, unsigned& iterations, std::string& salt, std::
 std::string derive(std::string_view pw, std::string_view salt, unsigned iterations) {
   std::string out(hash_bytes, '\0');
   if (PKCS5_PBKDF2_HMAC(pw.data(), static_cast<int>(pw.size()),
-                        reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
-                        static_cast<int>(iterations), EVP_sha256(), static_cast<int>(out.size()),
+                        reinterpret_cast<const unsigned char*>(salt.data()),
+                        static_cast<int>(salt.size()), static_cast<int>(iterations), EVP_sha256(),
+                        static_cast<int>(out.size()),
                         reinterpret_cast<unsigned char*>(out.data())) != 1)
     throw std::runtime_error("PBKDF2 failed");
   return out;
@@ -206,14 +210,14 @@ namespace {
 
 bool valid_user_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return c > ' ' && c < 0x7f && c != ':' && c != '"';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return c > ' ' && c < 0x7f && c != ':' && c != '"'; });
 }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -234,9 +238,11 @@ users_table parse_users(std::string_view text) {
     std::string_view name = line.substr(0, colon);
     std::string_view hash = line.substr(colon + 1);
     if (!valid_user_name(name))
-      throw std::runtime_error(where + "bad user name (1 to 64 printable ASCII characters, no ':' or '\"')");
+      throw std::runtime_error(
+          where + "bad user name (1 to 64 printable ASCII characters, no ':' or '\"')");
     if (!valid_password_hash(hash))
-      throw std::runtime_error(where + "bad password hash (expected $pbkdf2-sha256$ITERATIONS$SALT$HASH)");
+      throw std::runtime_error(where +
+                               "bad password hash (expected $pbkdf2-sha256$ITERATIONS$SALT$HASH)");
     if (!out.emplace(std::string(name), std::string(hash)).second)
       throw std::runtime_error(where + "user \"" + std::string(name) + "\" appears twice");
   }
@@ -272,7 +278,8 @@ access_policy::access_policy(const users_table& users, std::vector<ip_network> a
     most = std::max(most, u.iterations);
     users_.push_back(std::move(u));
   }
-  std::sort(users_.begin(), users_.end(), [](const user& a, const user& b) { return a.name < b.name; });
+  std::sort(users_.begin(), users_.end(),
+            [](const user& a, const user& b) { return a.name < b.name; });
   // An unknown user is verified against this, as slow as the slowest entry,
   // so the time taken does not tell which names exist.
   dummy_.iterations = most;
@@ -283,7 +290,8 @@ access_policy::access_policy(const users_table& users, std::vector<ip_network> a
 
 bool access_policy::allowed(const boost::asio::ip::address& a) const noexcept {
   if (allow_.empty()) return true;
-  return std::any_of(allow_.begin(), allow_.end(), [&](const ip_network& n) { return n.contains(a); });
+  return std::any_of(allow_.begin(), allow_.end(),
+                     [&](const ip_network& n) { return n.contains(a); });
 }
 
 int access_policy::check_header(peer_access& peer, std::string_view authorization) const {

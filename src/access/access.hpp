@@ -23,9 +23,9 @@ namespace rapidrpc::detail {
 
 /// What one connection has established.
 struct peer_access {
-  bool allowed = true;             ///< the peer's address is in an allowed range
+  bool allowed = true;                ///< the peer's address is in an allowed range
   const std::string* user = nullptr;  ///< the authenticated user, if any
-  std::string verified;            ///< the Authorization value that verified
+  std::string verified;               ///< the Authorization value that verified
 };
 
 /// The realm of the WWW-Authenticate challenge.

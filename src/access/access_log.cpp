@@ -1,18 +1,19 @@
 #include "access/access_log.hpp"
 
-#include <charconv>
-#include <cerrno>
-#include <cstdio>
-#include <ctime>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <system_error>
 #include <unistd.h>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <ctime>
+#include <system_error>
 
 namespace rapidrpc::detail {
 
-access_record access_entry::finish(std::string_view peer, std::string_view user, std::string_view method,
-                                   int status, std::int32_t fault, std::size_t response_bytes) noexcept {
+access_record access_entry::finish(std::string_view peer, std::string_view user,
+                                   std::string_view method, int status, std::int32_t fault,
+                                   std::size_t response_bytes) noexcept {
   access_record r;
   r.when = std::chrono::system_clock::now();
   r.peer = peer;
@@ -23,7 +24,8 @@ access_record access_entry::finish(std::string_view peer, std::string_view user,
   r.request_bytes = request_bytes;
   r.response_bytes = response_bytes;
   if (start != std::chrono::steady_clock::time_point{})
-    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
   *this = {};
   return r;
 }
@@ -117,7 +119,8 @@ void format_access_line(std::string& out, const access_record& r) {
 access_log::access_log(std::string path, bool writer_thread)
     : path_(std::move(path)), owner_(writer_thread ? ::getpid() : 0) {
   fd_ = open_file();
-  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
+  if (fd_ < 0)
+    throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
   // A counter the process-mode children can see change (fork shares it).
   void* p = ::mmap(nullptr, sizeof(std::atomic<std::uint32_t>), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -234,7 +237,8 @@ void access_log::run() {
     for (auto& b : batch) write_all(b);
     batch.clear();
     if (dropped != 0) {
-      std::string note = "# " + std::to_string(dropped) + " lines dropped: the log could not keep up\n";
+      std::string note =
+          "# " + std::to_string(dropped) + " lines dropped: the log could not keep up\n";
       write_all(note);
     }
     if (stop) {

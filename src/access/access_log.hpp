@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <sys/types.h>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -20,7 +21,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <thread>
 #include <vector>
 
@@ -29,9 +29,9 @@ namespace rapidrpc::detail {
 /// One line's fields.
 struct access_record {
   std::chrono::system_clock::time_point when;  ///< when the response was queued
-  std::string_view peer;    ///< "127.0.0.1:40312" or "[::1]:40312"
-  std::string_view user;    ///< empty: "-"
-  std::string_view method;  ///< empty: no call was parsed ("-")
+  std::string_view peer;                       ///< "127.0.0.1:40312" or "[::1]:40312"
+  std::string_view user;                       ///< empty: "-"
+  std::string_view method;                     ///< empty: no call was parsed ("-")
   int status = 200;
   std::int32_t fault = 0;
   std::size_t request_bytes = 0;   ///< request body as received
@@ -97,9 +97,9 @@ class access_log {
 
   std::string path_;
   int fd_ = -1;
-  pid_t owner_;                         // the process whose thread writes (0: none)
+  pid_t owner_;                                       // the process whose thread writes (0: none)
   std::atomic<std::uint32_t>* generation_ = nullptr;  // shared with children
-  std::uint32_t seen_generation_ = 0;   // in a child: the file it has open
+  std::uint32_t seen_generation_ = 0;                 // in a child: the file it has open
 
   std::mutex mutex_;
   std::condition_variable wake_;

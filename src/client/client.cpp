@@ -103,13 +103,13 @@ struct shared_state : std::enable_shared_from_this<shared_state> {
   url target;
   client_options options;
   client_detail::request_head head;
-  std::string authority;                 // host:port, for messages
-  std::optional<tcp::endpoint> literal;  // the host is an IP address: no resolver
-  std::vector<tcp::endpoint> loopback;   // the host is "localhost": no resolver either
+  std::string authority;                   // host:port, for messages
+  std::optional<tcp::endpoint> literal;    // the host is an IP address: no resolver
+  std::vector<tcp::endpoint> loopback;     // the host is "localhost": no resolver either
   std::shared_ptr<net::ssl::context> tls;  // https
-  bool own_loop;                         // the client runs its own io_context
-  std::vector<idle_connection> idle;     // keep-alive connections, most recent last
-  std::unordered_set<call_op*> active;   // calls in flight
+  bool own_loop;                           // the client runs its own io_context
+  std::vector<idle_connection> idle;       // keep-alive connections, most recent last
+  std::unordered_set<call_op*> active;     // calls in flight
   // One timer for all the calls' deadlines, armed for the earliest. A later
   // deadline leaves it alone, so back-to-back calls do not re-arm it.
   net::steady_timer deadlines;
@@ -137,8 +137,7 @@ bool is_closed_by_peer(const boost::system::error_code& ec) {
 class call_op : public std::enable_shared_from_this<call_op> {
  public:
   call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body,
-          std::optional<std::uint64_t> json_id,
-          completion done, wire_trace* trace)
+          std::optional<std::uint64_t> json_id, completion done, wire_trace* trace)
       : state_(std::move(state)),
         body_(std::move(body)),
         gzip_body_(gzip_body),
@@ -212,8 +211,8 @@ class call_op : public std::enable_shared_from_this<call_op> {
     }
     if (!state_->loopback.empty()) {
       net::async_connect(socket_, state_->loopback,
-                         [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec,
-                                                                 const tcp::endpoint&) {
+                         [self = shared_from_this(), gen = gen_](
+                             const boost::system::error_code& ec, const tcp::endpoint&) {
                            if (self->stale(gen)) return;
                            self->on_connected(ec);
                          });
@@ -256,26 +255,27 @@ class call_op : public std::enable_shared_from_this<call_op> {
   // https: the handshake is part of connecting (connect_timeout covers it).
   void handshake() {
     tls_ = std::make_unique<tls_stream>(std::move(socket_), *state_->tls);
-    if (!set_tls_client_host(tls_->native_handle(), state_->target.host, state_->options.tls_verify)) {
+    if (!set_tls_client_host(tls_->native_handle(), state_->target.host,
+                             state_->options.tls_verify)) {
       return net::post(state_->executor, [self = shared_from_this(), gen = gen_] {
         if (self->stale(gen)) return;
-        self->finish(transport_error(why::connect, "cannot check the certificate of \"" +
-                                                       self->state_->target.host + "\""));
+        self->finish(transport_error(
+            why::connect, "cannot check the certificate of \"" + self->state_->target.host + "\""));
       });
     }
-    tls_->async_handshake(net::ssl::stream_base::client,
-                          [self = shared_from_this(), gen = gen_](const boost::system::error_code& ec) {
-                            if (self->stale(gen)) return;
-                            self->on_handshake(ec);
-                          });
+    tls_->async_handshake(net::ssl::stream_base::client, [self = shared_from_this(), gen = gen_](
+                                                             const boost::system::error_code& ec) {
+      if (self->stale(gen)) return;
+      self->on_handshake(ec);
+    });
   }
 
   void on_handshake(const boost::system::error_code& ec) {
     if (ec) {
       if (state_->closed) return fail_closed();
-      return finish(transport_error(why::connect, "the TLS handshake with " + state_->authority +
-                                                      " failed: " +
-                                                      tls_handshake_failure(tls_->native_handle(), ec.message())));
+      return finish(transport_error(
+          why::connect, "the TLS handshake with " + state_->authority + " failed: " +
+                            tls_handshake_failure(tls_->native_handle(), ec.message())));
     }
     connecting_ = false;
     set_due(deadline_);
@@ -455,15 +455,15 @@ class call_op : public std::enable_shared_from_this<call_op> {
     const auto& opt = state_->options;
     bool reusable = opt.keep_alive && parser_->keep_alive() && written_ && in_.size() == 0 &&
                     !state_->closed && state_->idle.size() < opt.max_idle_connections;
-    call_result r =
-        !json_id_
-            ? client_detail::interpret_response(static_cast<int>(res.result_int()), res.reason(),
-                                                res[bhttp::field::content_encoding], res.body(),
-                                                opt.max_response_bytes, state_->response_parser,
-                                                state_->scratch)
-            : client_detail::interpret_json_response(static_cast<int>(res.result_int()), res.reason(),
-                                                     res[bhttp::field::content_encoding], res.body(),
-                                                     opt.max_response_bytes, *json_id_, state_->scratch);
+    call_result r = !json_id_
+                        ? client_detail::interpret_response(
+                              static_cast<int>(res.result_int()), res.reason(),
+                              res[bhttp::field::content_encoding], res.body(),
+                              opt.max_response_bytes, state_->response_parser, state_->scratch)
+                        : client_detail::interpret_json_response(
+                              static_cast<int>(res.result_int()), res.reason(),
+                              res[bhttp::field::content_encoding], res.body(),
+                              opt.max_response_bytes, *json_id_, state_->scratch);
     if (trace_) trace_->response_body = res.body();
     if (state_->scratch.capacity() > max_read_chunk) std::string().swap(state_->scratch);
     if (reusable) state_->idle.push_back({std::move(socket_), std::move(tls_), clock::now()});
@@ -506,8 +506,8 @@ class call_op : public std::enable_shared_from_this<call_op> {
   std::optional<std::uint64_t> json_id_;  // the JSON-RPC request's id; none for XML-RPC
   completion done_;
   wire_trace* trace_;
-  tcp::socket socket_;                // http; https until the handshake
-  std::unique_ptr<tls_stream> tls_;   // https: owns the socket from the handshake on
+  tcp::socket socket_;               // http; https until the handshake
+  std::unique_ptr<tls_stream> tls_;  // https: owns the socket from the handshake on
   std::optional<tcp::resolver> resolver_;
   clock::time_point deadline_ = clock::time_point::max();
   clock::time_point due_ = clock::time_point::max();

@@ -24,7 +24,8 @@ std::shared_ptr<ssl::context> make_tls_client_context(const tls_client_options& 
   boost::system::error_code ec;
   if (options.ca_file.empty()) {
     ctx->set_default_verify_paths(ec);
-    if (ec) throw std::invalid_argument("cannot load the system's CA certificates: " + ec.message());
+    if (ec)
+      throw std::invalid_argument("cannot load the system's CA certificates: " + ec.message());
   } else {
     ctx->load_verify_file(options.ca_file, ec);
     if (ec)

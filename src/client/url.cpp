@@ -68,7 +68,8 @@ url url::parse(std::string_view text) {
   } else if (iequals_prefix(text, "http://")) {
     text.remove_prefix(7);
   } else {
-    if (text.find("://") != std::string_view::npos) bad("only http:// and https:// URLs are supported");
+    if (text.find("://") != std::string_view::npos)
+      bad("only http:// and https:// URLs are supported");
     bad("the URL must start with http:// or https://");
   }
   if (has_forbidden(text)) bad("spaces and control characters must be percent-encoded");

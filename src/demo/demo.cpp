@@ -5,12 +5,12 @@
 #include <gmp.h>
 
 #include <chrono>
-#include <csignal>
-#include <stdexcept>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 
 namespace rapidrpc::demo {
 
@@ -60,7 +60,8 @@ void add_methods(registry& methods) {
       [](std::int32_t a, std::int32_t b) {
         std::int32_t sum = 0;
         if (__builtin_add_overflow(a, b, &sum))
-          throw fault(fault_code::application_error, "integer overflow: the sum does not fit in 32 bits");
+          throw fault(fault_code::application_error,
+                      "integer overflow: the sum does not fit in 32 bits");
         return sum;
       },
       "sample.add(a, b) returns a + b; a sum past the 32-bit range is a fault.");
@@ -76,19 +77,20 @@ void add_methods(registry& methods) {
           else if (const auto* q = params[i].get_if<std::int64_t>())
             term = *q;
           else
-            throw fault(fault_code::invalid_params,
-                        "parameter " + std::to_string(i + 1) + ": expected an integer, got " +
-                            std::string(kind_name(params[i].type())));
+            throw fault(fault_code::invalid_params, "parameter " + std::to_string(i + 1) +
+                                                        ": expected an integer, got " +
+                                                        std::string(kind_name(params[i].type())));
           if (__builtin_add_overflow(sum, term, &sum))
-            throw fault(fault_code::application_error, "integer overflow: the sum does not fit in 64 bits");
+            throw fault(fault_code::application_error,
+                        "integer overflow: the sum does not fit in 64 bits");
         }
         if (sum >= INT32_MIN && sum <= INT32_MAX) return value(static_cast<std::int32_t>(sum));
         return value(sum);
       },
       "sample.sum(n...) returns the sum of any number of integers (int, or i8 past 32 bits).");
 
-  methods.add("echo", [](value v) { return v; },
-              "echo(value) returns its argument unchanged.");
+  methods.add(
+      "echo", [](value v) { return v; }, "echo(value) returns its argument unchanged.");
 
   methods.add_async<bool>(
       "sleep",
@@ -139,10 +141,12 @@ void add_test_methods(registry& methods) {
         while (std::chrono::steady_clock::now() < until) spins = spins + 1;
         return true;
       },
-      "test.spin(seconds) burns CPU for that long, then returns true (test only).", execution::pool);
+      "test.spin(seconds) burns CPU for that long, then returns true (test only).",
+      execution::pool);
 
   methods.add(
-      "test.throw", []() -> bool { throw std::runtime_error("/etc/rapidrpc/secret: internal detail"); },
+      "test.throw",
+      []() -> bool { throw std::runtime_error("/etc/rapidrpc/secret: internal detail"); },
       "test.throw() throws a non-fault exception (test only).");
 }
 

@@ -21,7 +21,9 @@ struct inflater {
 struct deflater {
   z_stream zs{};
   bool ok = false;
-  deflater() { ok = deflateInit2(&zs, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK; }
+  deflater() {
+    ok = deflateInit2(&zs, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  }
   ~deflater() {
     if (ok) deflateEnd(&zs);
   }
@@ -91,7 +93,8 @@ inflate_result inflate_all(std::string_view in, std::string& out, std::size_t li
   std::size_t total = 0;
   if (in.size() >= 4) {
     const auto* p = reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4);
-    const std::size_t claimed = p[0] | p[1] << 8 | p[2] << 16 | static_cast<std::size_t>(p[3]) << 24;
+    const std::size_t claimed =
+        p[0] | p[1] << 8 | p[2] << 16 | static_cast<std::size_t>(p[3]) << 24;
     if (claimed <= limit) {
       out.reserve(claimed + 1);
       auto r = inflate_pass(in, limit, &out, claimed, total);

@@ -43,7 +43,8 @@ bool accepts_gzip(std::string_view list) {
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     auto semi = item.find(';');
     std::string_view coding = trim(item.substr(0, semi));
-    std::string_view params = semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1);
+    std::string_view params =
+        semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1);
     if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) return !zero_q(params);
     if (coding == "*") any = !zero_q(params);
   }
@@ -129,7 +130,8 @@ void request_parser::on_body_init_impl(const boost::optional<std::uint64_t>& con
   // Reserve up front only a modest amount: a client that announces a large
   // body must also send it before it costs the server that much memory.
   constexpr std::uint64_t max_reserve = 256 * 1024;
-  if (content_length) out_.body.reserve(static_cast<std::size_t>(std::min(*content_length, max_reserve)));
+  if (content_length)
+    out_.body.reserve(static_cast<std::size_t>(std::min(*content_length, max_reserve)));
 }
 
 std::size_t request_parser::on_body_impl(string_view body, error_code&) {

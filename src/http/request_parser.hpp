@@ -27,16 +27,16 @@ enum class media : std::uint8_t {
 struct request {
   boost::beast::http::verb method = boost::beast::http::verb::unknown;
   std::string target;
-  unsigned version = 11;          ///< 10 or 11
-  bool accepts_gzip = false;      ///< Accept-Encoding lists gzip (q > 0)
-  bool gzip_body = false;         ///< Content-Encoding: gzip
+  unsigned version = 11;              ///< 10 or 11
+  bool accepts_gzip = false;          ///< Accept-Encoding lists gzip (q > 0)
+  bool gzip_body = false;             ///< Content-Encoding: gzip
   bool unsupported_encoding = false;  ///< Content-Encoding other than gzip/identity
-  bool expect_continue = false;   ///< Expect: 100-continue
-  bool bad_expect = false;        ///< an Expect value other than 100-continue
+  bool expect_continue = false;       ///< Expect: 100-continue
+  bool bad_expect = false;            ///< an Expect value other than 100-continue
   media content_type = media::none;
-  std::string authorization;      ///< the Authorization value (empty if absent)
+  std::string authorization;            ///< the Authorization value (empty if absent)
   bool repeated_authorization = false;  ///< more than one Authorization header
-  int refused = 0;                ///< the status a header_hook refused it with
+  int refused = 0;                      ///< the status a header_hook refused it with
   std::string body;
 
   void clear() {

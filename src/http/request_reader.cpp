@@ -20,7 +20,8 @@ request_reader::request_reader(std::size_t max_header_bytes, std::size_t max_bod
 void request_reader::start() {
   req_.clear();
   parser_.emplace(req_, max_header_fields_, hook_);
-  parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(max_header_bytes_, UINT32_MAX)));
+  parser_->header_limit(
+      static_cast<std::uint32_t>(std::min<std::size_t>(max_header_bytes_, UINT32_MAX)));
   parser_->body_limit(max_body_bytes_);
   parser_->eager(true);
   header_scanned_ = 0;
@@ -93,11 +94,11 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
     header_scanned_ = 0;
   }
   if (ec && ec != bhttp::error::need_more) {
-    error_status_ = req_.refused != 0                 ? req_.refused
-                    : ec == bhttp::error::header_limit  ? 431
-                    : ec == bhttp::error::body_limit  ? 413
-                    : ec == bhttp::error::bad_version ? 505
-                                                      : 400;
+    error_status_ = req_.refused != 0                  ? req_.refused
+                    : ec == bhttp::error::header_limit ? 431
+                    : ec == bhttp::error::body_limit   ? 413
+                    : ec == bhttp::error::bad_version  ? 505
+                                                       : 400;
     parser_.reset();
     return result::error;
   }
@@ -114,7 +115,8 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
 }
 
 bool request_reader::take_continue() {
-  if (!parser_ || !parser_->is_header_done() || !req_.expect_continue || continue_sent_) return false;
+  if (!parser_ || !parser_->is_header_done() || !req_.expect_continue || continue_sent_)
+    return false;
   continue_sent_ = true;
   return true;
 }

@@ -21,7 +21,16 @@ namespace {
 namespace bj = boost::json;
 
 // The members an envelope may have, requests' and responses' together.
-enum member : std::uint8_t { m_jsonrpc, m_method, m_params, m_result, m_error, m_id, m_other, member_count };
+enum member : std::uint8_t {
+  m_jsonrpc,
+  m_method,
+  m_params,
+  m_result,
+  m_error,
+  m_id,
+  m_other,
+  member_count
+};
 
 member member_of(std::string_view key) {
   if (key == "jsonrpc") return m_jsonrpc;
@@ -36,9 +45,9 @@ member member_of(std::string_view key) {
 // One request or response object, read member by member.
 struct envelope {
   std::array<std::optional<value>, member_count> members;  // m_id unused
-  unsigned seen = 0;      // bit per member
-  bool repeated = false;  // a member name came twice
-  bool other = false;     // a member that is none of the known ones
+  unsigned seen = 0;                                       // bit per member
+  bool repeated = false;                                   // a member name came twice
+  bool other = false;  // a member that is none of the known ones
   enum class id_state : std::uint8_t { absent, ok, bad } id = id_state::absent;
   std::string id_text;
   std::string inner_error;  // what was wrong inside a member's value
@@ -179,7 +188,8 @@ class handler {
   bool on_int64(std::int64_t i, bj::string_view s, bj::error_code& ec) {
     if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
     number_.clear();
-    if (i >= std::numeric_limits<std::int32_t>::min() && i <= std::numeric_limits<std::int32_t>::max())
+    if (i >= std::numeric_limits<std::int32_t>::min() &&
+        i <= std::numeric_limits<std::int32_t>::max())
       return add(value(static_cast<std::int32_t>(i)), ec);
     return add(value(i), ec);
   }
@@ -375,7 +385,8 @@ class handler {
     auto invalid = [](std::string id, std::string why) {
       return error_reply{std::move(id), fault_code::invalid_request, std::move(why)};
     };
-    if (env_.id == envelope::id_state::bad) return invalid("null", "id must be a string, a number or null");
+    if (env_.id == envelope::id_state::bad)
+      return invalid("null", "id must be a string, a number or null");
     if (env_.repeated) return invalid("null", "a member name repeats in the request");
     std::string id = env_.id == envelope::id_state::ok ? std::move(env_.id_text) : std::string();
     std::string reply_id = id.empty() ? "null" : id;
@@ -389,9 +400,11 @@ class handler {
     std::string& name = method->as<std::string>();
     if (name.empty()) return invalid(reply_id, "method must not be empty");
     if (name.size() > lim_.max_name_bytes)
-      return invalid(reply_id, "method names are at most " + std::to_string(lim_.max_name_bytes) + " bytes");
+      return invalid(reply_id,
+                     "method names are at most " + std::to_string(lim_.max_name_bytes) + " bytes");
     for (unsigned char c : name)
-      if (c < 0x20 || c == 0x7F) return invalid(reply_id, "a method name may not hold control characters");
+      if (c < 0x20 || c == 0x7F)
+        return invalid(reply_id, "a method name may not hold control characters");
     request r;
     if (auto& params = env_.members[m_params]) {
       if (auto* a = params->get_if<array>())
@@ -409,9 +422,7 @@ class handler {
   }
 
   void answer_from_envelope() {
-    auto bad = [this](std::string why) {
-      failure = {fault_code::invalid_request, std::move(why)};
-    };
+    auto bad = [this](std::string why) { failure = {fault_code::invalid_request, std::move(why)}; };
     const auto& version = env_.members[m_jsonrpc];
     if (!version || !version->is<std::string>() || version->as<std::string>() != "2.0")
       return bad("a response needs \"jsonrpc\": \"2.0\"");
@@ -421,7 +432,8 @@ class handler {
     if (!env_.inner_error.empty()) return bad(env_.inner_error);
     auto& result = env_.members[m_result];
     auto& error = env_.members[m_error];
-    if (result.has_value() == error.has_value()) return bad("a response has either result or error");
+    if (result.has_value() == error.has_value())
+      return bad("a response has either result or error");
     response r;
     r.id = std::move(env_.id_text);
     if (result) {
@@ -477,8 +489,8 @@ std::optional<text_error> run(Parser& p, std::string_view text) {
     return text_error{fault_code::parse_error,
                       "invalid JSON at offset " + std::to_string(n) + ": " + ec.message()};
   if (n != text.size())
-    return text_error{fault_code::parse_error,
-                      "invalid JSON at offset " + std::to_string(n) + ": text after the JSON value"};
+    return text_error{fault_code::parse_error, "invalid JSON at offset " + std::to_string(n) +
+                                                   ": text after the JSON value"};
   return std::nullopt;
 }
 
@@ -488,8 +500,11 @@ std::variant<message, error_reply> parse_request(std::string_view text, const li
   bj::basic_parser<handler> p(parse_options(lim), lim, false);
   if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
   auto& h = p.handler();
-  if (h.root_scalar) return error_reply{"null", fault_code::invalid_request, "a request is an object or an array of them"};
-  if (h.batch && h.entries.empty()) return error_reply{"null", fault_code::invalid_request, "an empty batch"};
+  if (h.root_scalar)
+    return error_reply{"null", fault_code::invalid_request,
+                       "a request is an object or an array of them"};
+  if (h.batch && h.entries.empty())
+    return error_reply{"null", fault_code::invalid_request, "an empty batch"};
   message m;
   m.batch = h.batch;
   m.entries = std::move(h.entries);
@@ -500,7 +515,8 @@ std::variant<value, error_reply> parse_value(std::string_view text, const limits
   bj::basic_parser<handler> p(parse_options(lim), lim, false, true);
   if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
   auto& h = p.handler();
-  if (!h.inner_error().empty()) return error_reply{"null", fault_code::invalid_params, h.inner_error()};
+  if (!h.inner_error().empty())
+    return error_reply{"null", fault_code::invalid_params, h.inner_error()};
   return std::move(*h.root);
 }
 
@@ -508,7 +524,8 @@ std::variant<response, error_reply> parse_response(std::string_view text, const 
   bj::basic_parser<handler> p(parse_options(lim), lim, true);
   if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
   auto& h = p.handler();
-  if (!h.answer) return error_reply{"null", fault_code::invalid_request, "a response is one object"};
+  if (!h.answer)
+    return error_reply{"null", fault_code::invalid_request, "a response is one object"};
   return std::move(*h.answer);
 }
 

@@ -37,11 +37,21 @@ void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
     if (c < 0x20) {
       flush(p);
       switch (c) {
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
         default:
           out += "\\u00";
           out += hex_digits[c >> 4];
@@ -122,12 +132,18 @@ struct value_writer {
 
 std::string_view standard_message(std::int32_t code) noexcept {
   switch (code) {
-    case fault_code::parse_error: return "Parse error";
-    case fault_code::invalid_request: return "Invalid Request";
-    case fault_code::method_not_found: return "Method not found";
-    case fault_code::invalid_params: return "Invalid params";
-    case fault_code::internal_error: return "Internal error";
-    default: return {};
+    case fault_code::parse_error:
+      return "Parse error";
+    case fault_code::invalid_request:
+      return "Invalid Request";
+    case fault_code::method_not_found:
+      return "Method not found";
+    case fault_code::invalid_params:
+      return "Invalid params";
+    case fault_code::internal_error:
+      return "Internal error";
+    default:
+      return {};
   }
 }
 
@@ -165,7 +181,8 @@ void write_result(std::string& out, std::string_view id, const value& result) {
   });
 }
 
-void write_error(std::string& out, std::string_view id, std::int32_t code, std::string_view detail) {
+void write_error(std::string& out, std::string_view id, std::int32_t code,
+                 std::string_view detail) {
   out += "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":";
   char buf[12];
   const auto r = std::to_chars(buf, buf + sizeof buf, code);

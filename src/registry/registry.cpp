@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <exception>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 namespace rapidrpc {
@@ -22,14 +22,12 @@ struct responder::state {
 
   void deliver(outcome o) {
     if (replied.exchange(true)) return;
-    boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
-      done(std::move(o));
-    });
+    boost::asio::post(loop,
+                      [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
   }
 
   ~state() {
-    if (!replied.load())
-      deliver(fault(fault_code::internal_error, "method did not reply"));
+    if (!replied.load()) deliver(fault(fault_code::internal_error, "method did not reply"));
   }
 };
 
@@ -50,9 +48,9 @@ namespace detail {
 std::string_view any_type_name() noexcept { return "any"; }
 
 void throw_param_count(std::size_t expected, std::size_t got) {
-  throw fault(fault_code::invalid_params, "expected " + std::to_string(expected) +
-                                              (expected == 1 ? " parameter, got " : " parameters, got ") +
-                                              std::to_string(got));
+  throw fault(fault_code::invalid_params,
+              "expected " + std::to_string(expected) +
+                  (expected == 1 ? " parameter, got " : " parameters, got ") + std::to_string(got));
 }
 
 void throw_param_type(std::size_t index, std::string_view expected, const value& got) {
@@ -76,7 +74,6 @@ outcome call_method(const method& m, const array& params) noexcept {
     return fault(fault_code::internal_error, "internal error");
   }
 }
-
 
 registry::registry() { add_system_methods(); }
 
@@ -138,7 +135,8 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
     // Before the lookup, so a refused caller cannot probe which methods exist.
     std::optional<fault> refused;
     try {
-      if (!authorizer_(name, ctx.peer)) refused.emplace(fault_code::not_authorized, "not authorized");
+      if (!authorizer_(name, ctx.peer))
+        refused.emplace(fault_code::not_authorized, "not authorized");
     } catch (const fault& f) {
       refused.emplace(f);
     } catch (...) {
@@ -167,11 +165,10 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       const auto& pool = ctx.pool != nullptr && ctx.pool->executor ? ctx.pool->executor : ctx.loop;
       if (timeout.count() == 0) {
         boost::asio::post(pool, [m, params = std::move(params), loop = ctx.loop,
-                                     done = std::move(done)]() mutable {
+                                 done = std::move(done)]() mutable {
           outcome o = call_method(*m, params);
-          boost::asio::post(loop, [done = std::move(done), o = std::move(o)]() mutable {
-            done(std::move(o));
-          });
+          boost::asio::post(
+              loop, [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
         });
         return;
       }
@@ -246,13 +243,14 @@ class multicall_run : public std::enable_shared_from_this<multicall_run> {
         continue;
       }
       if (name->as<std::string>() == "system.multicall") {
-        results_.push_back(fault_struct(
-            fault(fault_code::invalid_request, "system.multicall may not be nested")));
+        results_.push_back(
+            fault_struct(fault(fault_code::invalid_request, "system.multicall may not be nested")));
         continue;
       }
       pending_ = true;
       running_ = true;
-      reg_.invoke(ctx_, name->as<std::string>(), std::move(entry.as<structure>()["params"].as<array>()),
+      reg_.invoke(ctx_, name->as<std::string>(),
+                  std::move(entry.as<structure>()["params"].as<array>()),
                   [self = shared_from_this()](outcome o) {
                     self->store(std::move(o));
                     self->pending_ = false;
@@ -287,7 +285,8 @@ value capabilities() {
     return value(structure{{"specUrl", url}, {"specVersion", version}});
   };
   return structure{
-      {"faults_interop", cap("http://xmlrpc-epi.sourceforge.net/specs/rfc.fault_codes.php", 20010516)},
+      {"faults_interop",
+       cap("http://xmlrpc-epi.sourceforge.net/specs/rfc.fault_codes.php", 20010516)},
       {"introspection", cap("http://xmlrpc-c.sourceforge.net/xmlrpc-c/introspection.html", 1)},
       {"nil", cap("http://ontosys.com/xml-rpc/extensions.php", 20010516)},
       {"system.multicall", cap("http://www.xmlrpc.com/discuss/msgReader$1208", 1)},
@@ -297,7 +296,8 @@ value capabilities() {
 }  // namespace
 
 void registry::add_system_methods() {
-  add("system.listMethods",
+  add(
+      "system.listMethods",
       [this]() {
         array out;
         for (auto& n : names()) out.emplace_back(std::move(n));
@@ -305,7 +305,8 @@ void registry::add_system_methods() {
       },
       "Returns the names of every method this server offers.");
 
-  add("system.methodHelp",
+  add(
+      "system.methodHelp",
       [this](std::string name) {
         const method* m = find(name);
         if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
@@ -313,7 +314,8 @@ void registry::add_system_methods() {
       },
       "Returns the help text of the named method.");
 
-  add("system.methodSignature",
+  add(
+      "system.methodSignature",
       [this](std::string name) -> value {
         const method* m = find(name);
         if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
@@ -326,7 +328,8 @@ void registry::add_system_methods() {
       "Returns the signatures of the named method: an array of [result, params...] "
       "arrays of type names, or \"undef\".");
 
-  add("system.getCapabilities", [] { return capabilities(); },
+  add(
+      "system.getCapabilities", [] { return capabilities(); },
       "Returns the protocol extensions this server supports.");
 
   method multicall;

@@ -19,7 +19,8 @@ std::int32_t write_xml_outcome(std::string& out, const outcome& o) {
     return 0;
   } catch (const std::exception&) {
     out.resize(mark);
-    xmlrpc::write_fault(out, fault_code::internal_error, "internal error: the result cannot be encoded");
+    xmlrpc::write_fault(out, fault_code::internal_error,
+                        "internal error: the result cannot be encoded");
     return fault_code::internal_error;
   }
 }
@@ -86,11 +87,12 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
     batch_ = true;
     json_method_ = "[batch:" + std::to_string(msg.entries.size()) + "]";
     method_ = json_method_;
-    return run_batch(methods_, ctx, std::move(msg), [this, sink = std::move(sink)](std::string body) {
-      body_ = std::move(body);
-      reply_ = {body_, json_content_type, 0};
-      sink->on_reply(reply_);
-    });
+    return run_batch(methods_, ctx, std::move(msg),
+                     [this, sink = std::move(sink)](std::string body) {
+                       body_ = std::move(body);
+                       reply_ = {body_, json_content_type, 0};
+                       sink->on_reply(reply_);
+                     });
   }
   auto& entry = msg.entries.front();
   if (auto* bad = std::get_if<jsonrpc::error_reply>(&entry))
@@ -104,10 +106,11 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
     finish_json(*named);
     return sink->on_reply(reply_);
   }
-  methods_.invoke(ctx, json_method_, std::move(r.params), [this, sink = std::move(sink)](const outcome& o) {
-    finish_json(o);
-    sink->on_reply(reply_);
-  });
+  methods_.invoke(ctx, json_method_, std::move(r.params),
+                  [this, sink = std::move(sink)](const outcome& o) {
+                    finish_json(o);
+                    sink->on_reply(reply_);
+                  });
 }
 
 void exchange::finish_json(const outcome& o) {
@@ -132,7 +135,8 @@ std::string_view exchange::timeout_reply(std::string& body) const {
     return xml_content_type;
   }
   // A batch's entries time out together: the answer cannot name them all.
-  std::string_view id = batch_ || json_id_.empty() ? std::string_view("null") : std::string_view(json_id_);
+  std::string_view id =
+      batch_ || json_id_.empty() ? std::string_view("null") : std::string_view(json_id_);
   jsonrpc::write_error(body, id, fault_code::timeout, message);
   return json_content_type;
 }

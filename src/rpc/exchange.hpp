@@ -84,11 +84,14 @@ class exchange {
 
  private:
   void begin(protocol p);
-  void start_xml(std::string_view document, const call_context& ctx, std::shared_ptr<reply_sink>& sink);
-  void start_json(std::string_view document, const call_context& ctx, std::shared_ptr<reply_sink>& sink);
+  void start_xml(std::string_view document, const call_context& ctx,
+                 std::shared_ptr<reply_sink>& sink);
+  void start_json(std::string_view document, const call_context& ctx,
+                  std::shared_ptr<reply_sink>& sink);
   void finish_xml(const outcome& o);
   void finish_json(const outcome& o);
-  void answer_error(std::string_view id, std::int32_t code, std::string_view detail, reply_sink& sink);
+  void answer_error(std::string_view id, std::int32_t code, std::string_view detail,
+                    reply_sink& sink);
 
   const registry& methods_;
   limits limits_;

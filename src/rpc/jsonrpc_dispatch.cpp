@@ -27,7 +27,8 @@ std::optional<fault> bind_named(const registry& methods, request& r) {
   params.reserve(m->param_names.size());
   for (const auto& name : m->param_names) {
     auto it = named.find(name);
-    if (it == named.end()) return fault(fault_code::invalid_params, "missing parameter '" + name + "'");
+    if (it == named.end())
+      return fault(fault_code::invalid_params, "missing parameter '" + name + "'");
     params.push_back(std::move(it->second));
   }
   if (named.size() != params.size()) {
@@ -54,7 +55,8 @@ std::int32_t write_json_outcome(std::string& out, std::string_view id, const out
     jsonrpc::write_result(out, id, std::get<value>(o));  // leaves `out` as it was if it throws
     return 0;
   } catch (const std::exception&) {
-    jsonrpc::write_error(out, id, fault_code::internal_error, "the result cannot be encoded as JSON");
+    jsonrpc::write_error(out, id, fault_code::internal_error,
+                         "the result cannot be encoded as JSON");
     return fault_code::internal_error;
   }
 }
@@ -82,8 +84,9 @@ class batch_run : public std::enable_shared_from_this<batch_run> {
         continue;
       }
       ++pending_;
-      methods.invoke(ctx, r->method, std::move(r->params),
-                     [self = shared_from_this(), i](outcome o) { self->complete(i, std::move(o)); });
+      methods.invoke(
+          ctx, r->method, std::move(r->params),
+          [self = shared_from_this(), i](outcome o) { self->complete(i, std::move(o)); });
     }
     settle();
   }

@@ -8,10 +8,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/error.hpp>
 
+#include <sys/socket.h>
 #include <algorithm>
 #include <cerrno>
 #include <stdexcept>
-#include <sys/socket.h>
 
 namespace rapidrpc::detail {
 
@@ -94,10 +94,18 @@ void connection::set_phase(phase p, clock::time_point now) {
   phase_ = p;
   const auto& lim = loop_.shared().limits;
   switch (p) {
-    case phase::idle: deadline_ = now + lim.idle_timeout; break;
-    case phase::request: deadline_ = now + lim.request_timeout; break;
-    case phase::write: deadline_ = now + lim.write_timeout; break;
-    case phase::call: deadline_ = clock::time_point::max(); break;
+    case phase::idle:
+      deadline_ = now + lim.idle_timeout;
+      break;
+    case phase::request:
+      deadline_ = now + lim.request_timeout;
+      break;
+    case phase::write:
+      deadline_ = now + lim.write_timeout;
+      break;
+    case phase::call:
+      deadline_ = clock::time_point::max();
+      break;
   }
 }
 
@@ -216,16 +224,24 @@ bool connection::read_tls() {
       // socket is known to be drained.
       can_read_ = !tls_->drained();
       return true;
-    case tls::session::status::want_read: break;
-    case tls::session::status::want_write: tls_read_wants_write_ = true; break;
-    case tls::session::status::eof: eof_ = true; break;
-    case tls::session::status::failed: close(); break;  // a failed handshake ends here
+    case tls::session::status::want_read:
+      break;
+    case tls::session::status::want_write:
+      tls_read_wants_write_ = true;
+      break;
+    case tls::session::status::eof:
+      eof_ = true;
+      break;
+    case tls::session::status::failed:
+      close();
+      break;  // a failed handshake ends here
   }
   return false;
 }
 
 void connection::process_requests() {
-  while (!busy_ && !closing_ && !closed_ && !in_.empty() && out_.size() - out_sent_ < output_high_water) {
+  while (!busy_ && !closing_ && !closed_ && !in_.empty() &&
+         out_.size() - out_sent_ < output_high_water) {
     std::size_t used = 0;
     auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
@@ -279,9 +295,12 @@ void connection::handle_request(bool keep_alive) {
   std::string_view document = req.body;
   if (req.gzip_body) {
     switch (http::gunzip(req.body, scratch_, shared.limits.max_body_bytes)) {
-      case http::inflate_result::ok: break;
-      case http::inflate_result::too_large: return http_error(413, true);
-      case http::inflate_result::corrupt: return http_error(400, !keep_alive_);
+      case http::inflate_result::ok:
+        break;
+      case http::inflate_result::too_large:
+        return http_error(413, true);
+      case http::inflate_result::corrupt:
+        return http_error(400, !keep_alive_);
     }
     document = scratch_;
   }
@@ -328,8 +347,7 @@ void connection::write_response(const rpc::reply& r) {
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {
   if (close_after) keep_alive_ = false;
-  http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_,
-                    extra);
+  http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra);
   if (close_after) closing_ = true;
   log_response(status, 0, http::reason(status).size() + 1);  // write_error's body
 }
@@ -445,7 +463,8 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 std::size_t connection::read_size() {
   std::size_t want = read_chunk;
   if (auto remaining = reader_.body_remaining())
-    want = static_cast<std::size_t>(std::clamp<std::uint64_t>(*remaining, read_chunk, max_read_chunk));
+    want =
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(*remaining, read_chunk, max_read_chunk));
   last_read_size_ = want;
   return want;
 }
@@ -454,12 +473,13 @@ void connection::wait_writable() {
   wait_write_ = true;
   // (A TLS write may first need to read, never so without renegotiation;
   // it is handled all the same.)
-  socket_.async_wait(tls_write_wants_read_ ? net::socket_base::wait_read : net::socket_base::wait_write,
-                     [self = shared_from_this()](const boost::system::error_code& ec) {
-                       self->wait_write_ = false;
-                       if (ec || self->closed_) return;
-                       self->drive();
-                     });
+  socket_.async_wait(
+      tls_write_wants_read_ ? net::socket_base::wait_read : net::socket_base::wait_write,
+      [self = shared_from_this()](const boost::system::error_code& ec) {
+        self->wait_write_ = false;
+        if (ec || self->closed_) return;
+        self->drive();
+      });
 }
 
 }  // namespace rapidrpc::detail

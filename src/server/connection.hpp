@@ -6,12 +6,12 @@
 // the loop thread.
 #pragma once
 
-#include "http/request_reader.hpp"
 #include "access/access.hpp"
 #include "access/access_log.hpp"
+#include "http/request_reader.hpp"
+#include "rpc/exchange.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
-#include "rpc/exchange.hpp"
 
 #include <rapidrpc/registry.hpp>
 
@@ -88,7 +88,7 @@ class connection final : public std::enable_shared_from_this<connection>,
 
   phase phase_ = phase::idle;
   clock::time_point deadline_{};
-  bool can_read_ = false;    // the socket may have unread bytes
+  bool can_read_ = false;       // the socket may have unread bytes
   bool resume_posted_ = false;  // a drive() is queued on the loop (fairness)
   std::uint64_t answered_ = 0;  // requests handled so far
   std::size_t last_read_size_ = 0;

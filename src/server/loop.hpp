@@ -60,7 +60,8 @@ struct shared_state {
 /// is bound: SO_REUSEADDR, an IPv6 socket IPv6-only, and SO_REUSEPORT when
 /// several sockets share the port (`shared_port`: one per loop). Throws
 /// boost::system::system_error.
-void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp::endpoint& ep, bool shared_port);
+void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp::endpoint& ep,
+                   bool shared_port);
 
 /// One event loop. Everything in it is touched only by its own thread, except
 /// where a member says otherwise.
@@ -96,7 +97,7 @@ class loop {
   struct listener {
     boost::asio::ip::tcp::acceptor acceptor;
     boost::asio::steady_timer retry;
-    bool armed = false;  // an async_accept is pending
+    bool armed = false;                   // an async_accept is pending
     boost::asio::ip::tcp::endpoint peer;  // the accepted peer's address
   };
 

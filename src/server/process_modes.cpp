@@ -5,9 +5,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,6 +12,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 
 namespace rapidrpc::detail {
 
@@ -196,8 +196,8 @@ void process_supervisor::supervise_prefork() {
             s.quick_deaths <= 1 ? 0 : std::min<long>(5000, 100L << std::min(s.quick_deaths, 6u)));
         s.restart_at = now + delay;
         if (WIFSIGNALED(status))
-          std::fprintf(stderr, "rapidrpc: prefork worker %d died from signal %d; replacing it\n", pid,
-                       WTERMSIG(status));
+          std::fprintf(stderr, "rapidrpc: prefork worker %d died from signal %d; replacing it\n",
+                       pid, WTERMSIG(status));
       }
     }
     for (auto& s : slots) {

@@ -48,11 +48,11 @@ class process_supervisor {
   serving_mode mode_;
   unsigned processes_;
   std::vector<int> listeners_;
-  int stop_pipe_[2] = {-1, -1};       // written by stop(): wakes the supervisor
-  int workers_pipe_[2] = {-1, -1};    // its write end closes: prefork workers stop
+  int stop_pipe_[2] = {-1, -1};     // written by stop(): wakes the supervisor
+  int workers_pipe_[2] = {-1, -1};  // its write end closes: prefork workers stop
   std::chrono::milliseconds drain_{10000};
-  std::vector<int> children_;        // pids
-  std::vector<int> first_workers_;   // prefork: pids forked by start()
+  std::vector<int> children_;       // pids
+  std::vector<int> first_workers_;  // prefork: pids forked by start()
   std::thread thread_;
 };
 

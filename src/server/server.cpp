@@ -2,8 +2,8 @@
 
 #include <rapidrpc/localhost.hpp>
 
-#include "http/response.hpp"
 #include "access/access.hpp"
+#include "http/response.hpp"
 #include "server/connection.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
@@ -17,12 +17,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <algorithm>
 #include <cerrno>
 #include <mutex>
 #include <system_error>
-#include <sys/socket.h>
-#include <netinet/in.h>
 
 namespace rapidrpc {
 
@@ -42,13 +42,15 @@ loop::loop(shared_state& shared) : shared_(shared), work_(net::make_work_guard(i
 void bind_acceptor(tcp::acceptor& a, const tcp::endpoint& ep, bool shared_port) {
   a.open(ep.protocol());
   a.set_option(tcp::acceptor::reuse_address(true));
-  if (shared_port) a.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
+  if (shared_port)
+    a.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
   if (ep.protocol() == tcp::v6()) a.set_option(net::ip::v6_only(true));
   a.bind(ep);
 }
 
 tcp::endpoint loop::listen(const tcp::endpoint& ep) {
-  auto l = std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
+  auto l =
+      std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
   // Every loop listens on the same address; the kernel spreads new
   // connections over them, so no loop hands sockets to another.
   bind_acceptor(l->acceptor, ep, true);
@@ -100,39 +102,40 @@ void loop::resume_accepting() {
 void loop::accept(listener& l) {
   l.armed = true;
   // The peer's address comes with the accept itself (no getpeername()).
-  l.acceptor.async_accept(io_, l.peer, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
-    l.armed = false;
-    if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
-    if (ec) {
-      // Out of descriptors (or memory): pause instead of spinning on an
-      // accept that keeps failing; the backlog waits meanwhile.
-      if (ec == net::error::no_descriptors || ec.value() == ENFILE ||
-          ec == net::error::no_buffer_space || ec == net::error::no_memory) {
-        l.armed = true;
-        l.retry.expires_after(std::chrono::milliseconds(100));
-        l.retry.async_wait([this, &l](const boost::system::error_code& e) {
-          l.armed = false;
-          if (!e) accept(l);
-        });
-        return;
-      }
-      accept(l);  // e.g. the peer reset before accept: try the next one
-      return;
-    }
-    if (shared_.connections.load(std::memory_order_relaxed) >= shared_.limits.max_connections) {
-      turn_away(s);  // over the limit: the existing clients keep being served
-    } else {
-      std::make_shared<connection>(*this, std::move(s), l.peer)->start();
-    }
-    if (shared_.max_open_per_loop != 0 && connections_.size() >= shared_.max_open_per_loop) {
-      // At the cap (sequential: one connection at a time): stop accepting;
-      // new connections wait in the backlog until one closes.
-      accept_paused_ = true;
-      return;
-    }
-    if (accept_paused_) return;  // another listener reached the cap meanwhile
-    accept(l);
-  });
+  l.acceptor.async_accept(
+      io_, l.peer, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
+        l.armed = false;
+        if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
+        if (ec) {
+          // Out of descriptors (or memory): pause instead of spinning on an
+          // accept that keeps failing; the backlog waits meanwhile.
+          if (ec == net::error::no_descriptors || ec.value() == ENFILE ||
+              ec == net::error::no_buffer_space || ec == net::error::no_memory) {
+            l.armed = true;
+            l.retry.expires_after(std::chrono::milliseconds(100));
+            l.retry.async_wait([this, &l](const boost::system::error_code& e) {
+              l.armed = false;
+              if (!e) accept(l);
+            });
+            return;
+          }
+          accept(l);  // e.g. the peer reset before accept: try the next one
+          return;
+        }
+        if (shared_.connections.load(std::memory_order_relaxed) >= shared_.limits.max_connections) {
+          turn_away(s);  // over the limit: the existing clients keep being served
+        } else {
+          std::make_shared<connection>(*this, std::move(s), l.peer)->start();
+        }
+        if (shared_.max_open_per_loop != 0 && connections_.size() >= shared_.max_open_per_loop) {
+          // At the cap (sequential: one connection at a time): stop accepting;
+          // new connections wait in the backlog until one closes.
+          accept_paused_ = true;
+          return;
+        }
+        if (accept_paused_) return;  // another listener reached the cap meanwhile
+        accept(l);
+      });
 }
 
 // Over the connection limit: a 503 in one non-blocking send (a new socket's
@@ -143,7 +146,8 @@ void loop::turn_away(tcp::socket& s) {
   busy_reply_.clear();
   http::write_error(busy_reply_, shared_.server_name, 503, false, false, "Retry-After: 1\r\n");
   const int fd = s.native_handle();
-  [[maybe_unused]] auto sent = ::send(fd, busy_reply_.data(), busy_reply_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  [[maybe_unused]] auto sent =
+      ::send(fd, busy_reply_.data(), busy_reply_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   char drop[4096];
   [[maybe_unused]] auto got = ::recv(fd, drop, sizeof drop, MSG_DONTWAIT);
   boost::system::error_code ignored;
@@ -196,7 +200,7 @@ void loop::finish_if_drained() {
   sweep_timer_.cancel();
   drain_timer_.cancel();
   if (log_) log_->finish();  // the last lines now, not at the next tick
-  work_.reset();  // run() returns once the queued handlers are done
+  work_.reset();             // run() returns once the queued handlers are done
 }
 
 }  // namespace detail
@@ -290,8 +294,7 @@ std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) 
   net::io_context io;
   tcp::resolver resolver(io);
   auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive, ec);
-  if (ec)
-    throw std::system_error(ec, "cannot resolve host \"" + host + "\"");
+  if (ec) throw std::system_error(ec, "cannot resolve host \"" + host + "\"");
   for (const auto& r : results) {
     if (std::find(out.begin(), out.end(), r.endpoint()) == out.end()) out.push_back(r.endpoint());
   }
@@ -316,7 +319,8 @@ void refuse_unhonoured(const server_options& o) {
     throw std::invalid_argument("isolate (worker processes) needs mode async-pool, not " +
                                 std::string(mode_name(mode)));
   if (o.isolate && o.worker_command.empty())
-    throw std::invalid_argument("isolate needs a worker_command, the command that starts one worker");
+    throw std::invalid_argument(
+        "isolate needs a worker_command, the command that starts one worker");
   if (!o.isolate && !o.worker_command.empty())
     throw std::invalid_argument("worker_command is used with isolate only");
   if (!o.zmq.empty()) {
@@ -324,8 +328,9 @@ void refuse_unhonoured(const server_options& o) {
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
                                   std::string(mode_name(mode)));
     if (!o.users.empty())
-      throw std::invalid_argument("ZeroMQ endpoints carry no credentials: they cannot be combined with "
-                                  "password authentication");
+      throw std::invalid_argument(
+          "ZeroMQ endpoints carry no credentials: they cannot be combined with "
+          "password authentication");
   }
 }
 
@@ -359,7 +364,8 @@ void server::start() {
     // In the process modes the children write their own lines and the
     // parent writes none: it gets no writer thread, so the children are
     // forked from a process with as few threads as can be.
-    const bool children_write = s.options.mode == serving_mode::fork || s.options.mode == serving_mode::prefork;
+    const bool children_write =
+        s.options.mode == serving_mode::fork || s.options.mode == serving_mode::prefork;
     s.log = std::make_unique<detail::access_log>(s.options.access_log, !children_write);
     s.shared.log = s.log.get();
   }
@@ -380,7 +386,8 @@ void server::start() {
     s.shared.limits.idle_timeout = std::min(s.shared.limits.idle_timeout, std::chrono::seconds(2));
     s.runner = std::make_unique<detail::watchdog::runner>();
     s.shared.pool.runner = s.runner.get();
-    s.supervisor = std::make_unique<detail::process_supervisor>(s.shared, mode, or_cores(s.options.processes));
+    s.supervisor =
+        std::make_unique<detail::process_supervisor>(s.shared, mode, or_cores(s.options.processes));
   } else {
     if (mode == serving_mode::async_pool) {
       if (s.options.isolate) {
@@ -391,7 +398,8 @@ void server::start() {
         s.shared.pool.executor = s.pool->get_executor();
       }
     }
-    for (unsigned i = 0; i < threads; ++i) s.loops.push_back(std::make_unique<detail::loop>(s.shared));
+    for (unsigned i = 0; i < threads; ++i)
+      s.loops.push_back(std::make_unique<detail::loop>(s.shared));
   }
 
   auto endpoints = resolve(s.options.host, s.options.port);
@@ -415,8 +423,9 @@ void server::start() {
   }
   if (s.bound.empty()) {
     s.abandon_start();
-    throw std::system_error(first_error ? first_error : std::make_error_code(std::errc::address_not_available),
-                            "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
+    throw std::system_error(
+        first_error ? first_error : std::make_error_code(std::errc::address_not_available),
+        "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
   if (!s.options.zmq.empty()) {
     detail::zmq_router::settings z;
@@ -442,11 +451,16 @@ void server::start() {
 
 std::string_view mode_name(serving_mode m) noexcept {
   switch (m) {
-    case serving_mode::async_pool: return "async-pool";
-    case serving_mode::async: return "async";
-    case serving_mode::sequential: return "sequential";
-    case serving_mode::fork: return "fork";
-    case serving_mode::prefork: return "prefork";
+    case serving_mode::async_pool:
+      return "async-pool";
+    case serving_mode::async:
+      return "async";
+    case serving_mode::sequential:
+      return "sequential";
+    case serving_mode::fork:
+      return "fork";
+    case serving_mode::prefork:
+      return "prefork";
   }
   return "unknown";
 }

@@ -2,11 +2,11 @@
 
 #include "http/response.hpp"
 
+#include <sys/time.h>
+#include <unistd.h>
 #include <csignal>
 #include <cstring>
 #include <string>
-#include <sys/time.h>
-#include <unistd.h>
 
 namespace rapidrpc::detail::watchdog {
 
@@ -16,8 +16,8 @@ namespace {
 // while it is.
 volatile sig_atomic_t watched_fd = -1;
 volatile sig_atomic_t answer_timeouts = 1;
-std::string prepared;        // the whole HTTP response to send on timeout
-std::string server_header;   // for the next prepared response
+std::string prepared;                          // the whole HTTP response to send on timeout
+std::string server_header;                     // for the next prepared response
 const rpc::exchange* watched_calls = nullptr;  // writes the timeout's reply
 
 void on_alarm(int) {

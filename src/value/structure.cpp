@@ -68,7 +68,8 @@ std::uint32_t hash_name(std::string_view name) {
     v0 ^= m;
   }
   std::uint64_t last = std::uint64_t{n & 0xff} << 56;
-  for (std::size_t i = 0; i < (n & 7); ++i) last |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  for (std::size_t i = 0; i < (n & 7); ++i)
+    last |= std::uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
   v3 ^= last;
   sip_round(v0, v1, v2, v3);
   v0 ^= last;
@@ -117,7 +118,8 @@ void structure::index_last() {
       if (s.position != 0) place(bigger, s);
     index_.swap(bigger);
   }
-  place(index_, slot{hash_name(members_.back().first), static_cast<std::uint32_t>(members_.size())});
+  place(index_,
+        slot{hash_name(members_.back().first), static_cast<std::uint32_t>(members_.size())});
 }
 
 void structure::rebuild_index() {

@@ -7,16 +7,26 @@ namespace rapidrpc {
 
 std::string_view kind_name(kind k) noexcept {
   switch (k) {
-    case kind::nil: return "nil";
-    case kind::i4: return "int";
-    case kind::i8: return "i8";
-    case kind::boolean: return "boolean";
-    case kind::floating: return "double";
-    case kind::string: return "string";
-    case kind::date_time: return "dateTime.iso8601";
-    case kind::binary: return "base64";
-    case kind::array: return "array";
-    case kind::structure: return "struct";
+    case kind::nil:
+      return "nil";
+    case kind::i4:
+      return "int";
+    case kind::i8:
+      return "i8";
+    case kind::boolean:
+      return "boolean";
+    case kind::floating:
+      return "double";
+    case kind::string:
+      return "string";
+    case kind::date_time:
+      return "dateTime.iso8601";
+    case kind::binary:
+      return "base64";
+    case kind::array:
+      return "array";
+    case kind::structure:
+      return "struct";
   }
   return "unknown";
 }

@@ -4,8 +4,8 @@ namespace rapidrpc::detail {
 
 void append_frame(std::string& out, std::string_view payload) {
   auto n = static_cast<std::uint32_t>(payload.size());
-  char header[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-                    static_cast<char>(n)};
+  char header[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                    static_cast<char>(n >> 8), static_cast<char>(n)};
   out.append(header, 4);
   out.append(payload);
 }

@@ -3,9 +3,9 @@
 #include "rpc/exchange.hpp"
 #include "worker/frame.hpp"
 
+#include <unistd.h>
 #include <cerrno>
 #include <string>
-#include <unistd.h>
 
 namespace rapidrpc {
 

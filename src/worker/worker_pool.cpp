@@ -12,18 +12,18 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <csignal>
-#include <deque>
-#include <optional>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <thread>
 
 extern char** environ;
 
@@ -111,7 +111,8 @@ class worker_pool final : public detail::pool_runner {
   };
 
   static void finish(job& j, outcome o) {
-    net::post(j.loop, [done = std::move(j.done), o = std::move(o)]() mutable { done(std::move(o)); });
+    net::post(j.loop,
+              [done = std::move(j.done), o = std::move(o)]() mutable { done(std::move(o)); });
   }
 
   void spawn(worker& w) {
@@ -122,7 +123,7 @@ class worker_pool final : public detail::pool_runner {
     }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);  // dup2 clears close-on-exec
+    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);   // dup2 clears close-on-exec
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
     std::vector<char*> argv;
     for (auto& a : command_) argv.push_back(a.data());
@@ -182,12 +183,13 @@ class worker_pool final : public detail::pool_runner {
                       std::uint32_t n = detail::frame_length(w.header);
                       if (n > max_worker_frame_bytes) return lost(w);
                       w.response.resize(n);
-                      net::async_read(*w.socket, net::buffer(w.response),
-                                      [this, &w, gen](const boost::system::error_code& e, std::size_t) {
-                                        if (gen != w.generation) return;
-                                        if (e) return lost(w);
-                                        answered(w);
-                                      });
+                      net::async_read(
+                          *w.socket, net::buffer(w.response),
+                          [this, &w, gen](const boost::system::error_code& e, std::size_t) {
+                            if (gen != w.generation) return;
+                            if (e) return lost(w);
+                            answered(w);
+                          });
                     });
   }
 
@@ -224,8 +226,8 @@ class worker_pool final : public detail::pool_runner {
       ::kill(w.pid, SIGKILL);  // no-op if it is already dead; a broken stream ends it either way
       ::waitpid(w.pid, &status, 0);
       if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
-        std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d; replacing it\n", w.pid,
-                     WTERMSIG(status));
+        std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d; replacing it\n",
+                     w.pid, WTERMSIG(status));
       w.pid = -1;
     }
     if (stopping_) return;
@@ -245,7 +247,8 @@ class worker_pool final : public detail::pool_runner {
 
   std::vector<std::string> command_;
   net::io_context io_{1};
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{net::make_work_guard(io_)};
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
+      net::make_work_guard(io_)};
   std::vector<worker> workers_;
   std::deque<job> queue_;
   bool stopping_ = false;
@@ -254,7 +257,8 @@ class worker_pool final : public detail::pool_runner {
 
 }  // namespace
 
-std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command, unsigned workers) {
+std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
+                                                      unsigned workers) {
   unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
   return std::make_unique<worker_pool>(std::move(command), n);
 }

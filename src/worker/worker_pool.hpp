@@ -3,15 +3,16 @@
 // a worker is free. Results are posted back to the caller's loop.
 #pragma once
 
-#include "registry/pool.hpp"
 #include <memory>
 #include <string>
 #include <vector>
+#include "registry/pool.hpp"
 
 namespace rapidrpc {
 
 /// Starts `workers` worker processes (0: one per core) running `command`
 /// and returns the runner that sends pool calls to them.
-std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command, unsigned workers);
+std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
+                                                      unsigned workers);
 
 }  // namespace rapidrpc

@@ -224,10 +224,10 @@ struct parser::impl {
   bool finished = false;
   parse_error error;
 
-  method_call call;          // document_type::call
-  value result;              // <params><param><value> of a response
-  value fault_value;         // <fault><value> of a response
-  outcome response;          // set when </methodResponse> closes
+  method_call call;   // document_type::call
+  value result;       // <params><param><value> of a response
+  value fault_value;  // <fault><value> of a response
+  outcome response;   // set when </methodResponse> closes
 
   impl(document_type t, limits l) : type(t), lim(l) {
     xp = XML_ParserCreate(nullptr);
@@ -723,8 +723,7 @@ std::variant<method_call, parse_error> parse_call(std::string_view document, con
   return std::move(p.call());
 }
 
-std::variant<outcome, parse_error> parse_response(std::string_view document,
-                                                  const limits& lim) {
+std::variant<outcome, parse_error> parse_response(std::string_view document, const limits& lim) {
   parser& p = thread_parser(document_type::response, lim);
   if (!p.feed(document) || !p.finish()) return p.error();
   return std::move(p.response());

@@ -5,8 +5,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -33,7 +33,8 @@ std::string_view text(const zmq::message_t& m) noexcept {
 
 // One request in flight; its exchange runs the call and hands the reply back.
 struct zmq_router::call final : rpc::reply_sink {
-  call(zmq_router& r, const registry& methods, const limits& lim) : router(r), exchange(methods, lim) {}
+  call(zmq_router& r, const registry& methods, const limits& lim)
+      : router(r), exchange(methods, lim) {}
   void on_reply(const rpc::reply& r) override { router.finish(*this, r); }
 
   zmq_router& router;
@@ -124,10 +125,11 @@ void zmq_router::schedule_pump() {
 void zmq_router::wait_for_input() {
   if (waiting_) return;
   waiting_ = true;
-  notify_.async_wait(net::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
-    waiting_ = false;
-    if (!ec) pump();
-  });
+  notify_.async_wait(net::posix::stream_descriptor::wait_read,
+                     [this](const boost::system::error_code& ec) {
+                       waiting_ = false;
+                       if (!ec) pump();
+                     });
 }
 
 void zmq_router::pump() {
@@ -199,7 +201,8 @@ void zmq_router::handle(std::size_t frames) {
     return c.exchange.refuse(rpc::protocol::jsonrpc, fault(fault_code::not_authorized, ""), c);
   // The router outlives its calls (the io_context they complete on is
   // stopped before it goes): the sink is a reference that owns nothing.
-  c.exchange.start(rpc::protocol::jsonrpc, body, c.context, std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
+  c.exchange.start(rpc::protocol::jsonrpc, body, c.context,
+                   std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
 }
 
 zmq_router::call& zmq_router::new_call(std::size_t frames) {
@@ -232,8 +235,8 @@ zmq_router::call& zmq_router::new_call(std::size_t frames) {
 void zmq_router::finish(call& c, const rpc::reply& r) {
   if (!closed_ && !r.body.empty()) send(c.envelope, c.envelope_frames, r.body);
   if (log_)
-    log_->add(c.log_entry.finish(c.peer_text, {}, c.exchange.method(), r.body.empty() ? 204 : 200, r.fault,
-                                 r.body.size()));
+    log_->add(c.log_entry.finish(c.peer_text, {}, c.exchange.method(), r.body.empty() ? 204 : 200,
+                                 r.fault, r.body.size()));
   free_calls_.push_back(&c);
   --in_flight_;
   if (draining_) return finish_if_drained();
@@ -242,11 +245,13 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
   if (!pumping_) schedule_pump();
 }
 
-void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count, std::string_view body) {
+void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count,
+                      std::string_view body) {
   try {
     // A ROUTER drops, without blocking, a reply to a peer that has gone or
     // whose queue is full (it stopped reading): nothing to wait for here.
-    for (std::size_t i = 0; i < count; ++i) socket_.send(envelope[i], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+    for (std::size_t i = 0; i < count; ++i)
+      socket_.send(envelope[i], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     socket_.send(zmq::const_buffer(body.data(), body.size()), zmq::send_flags::dontwait);
   } catch (const zmq::error_t& e) {
     std::fprintf(stderr, "rapidrpc: ZeroMQ endpoint: cannot send a reply: %s\n", e.what());

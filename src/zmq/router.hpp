@@ -44,7 +44,7 @@ class zmq_router {
  public:
   struct settings {
     const registry* methods = nullptr;
-    rapidrpc::limits limits;  ///< the document limits
+    rapidrpc::limits limits;                           ///< the document limits
     std::size_t max_message_bytes = 16 * 1024 * 1024;  ///< past this, libzmq drops the peer
     const pool_target* pool = nullptr;  ///< where pool methods run (null: on the endpoint's thread)
     const access_policy* access = nullptr;  ///< the address allowlist, if any
@@ -91,14 +91,14 @@ class zmq_router {
   std::unique_ptr<access_log_buffer> log_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;
-  std::vector<std::string> ipc_files_;  // removed at destruction
-  std::vector<zmq::message_t> frames_;  // the message being read
+  std::vector<std::string> ipc_files_;        // removed at destruction
+  std::vector<zmq::message_t> frames_;        // the message being read
   std::vector<std::unique_ptr<call>> calls_;  // in flight, and free ones to reuse
   std::vector<call*> free_calls_;
   std::size_t in_flight_ = 0;
-  bool waiting_ = false;     // an async_wait on notify_ is pending
+  bool waiting_ = false;  // an async_wait on notify_ is pending
   bool pump_posted_ = false;
-  bool pumping_ = false;     // in pump(): replies sent now need no new pump
+  bool pumping_ = false;  // in pump(): replies sent now need no new pump
   bool draining_ = false;
   bool closed_ = false;
   std::uint64_t dropped_ = 0;  // messages dropped since the last log line

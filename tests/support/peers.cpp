@@ -268,7 +268,8 @@ child_server::child_server(std::vector<std::string> argv) {
   if (port_ == 0) {
     stop(std::chrono::seconds(2));
     throw std::runtime_error("the server did not start: " + command_ + "\noutput: " + out);
-  }  startup_output_ = std::move(out);
+  }
+  startup_output_ = std::move(out);
 }
 
 child_server::~child_server() { stop(); }

@@ -38,9 +38,12 @@ template <class Int>
 Int parse_int(std::string_view whole, std::string_view digits, const char* type) {
   Int v{};
   switch (parse_integer(digits, v)) {
-    case literal_status::ok: return v;
-    case literal_status::out_of_range: bad(whole, std::string("out of range for ") + type);
-    case literal_status::malformed: break;
+    case literal_status::ok:
+      return v;
+    case literal_status::out_of_range:
+      bad(whole, std::string("out of range for ") + type);
+    case literal_status::malformed:
+      break;
   }
   bad(whole, std::string("expected a decimal ") + type);
 }
@@ -48,9 +51,12 @@ Int parse_int(std::string_view whole, std::string_view digits, const char* type)
 double parse_decimal(std::string_view whole, std::string_view text) {
   double d = 0;
   switch (parse_double(text, d)) {
-    case literal_status::ok: return d;
-    case literal_status::out_of_range: bad(whole, "out of the double range");
-    case literal_status::malformed: break;
+    case literal_status::ok:
+      return d;
+    case literal_status::out_of_range:
+      bad(whole, "out of the double range");
+    case literal_status::malformed:
+      break;
   }
   bad(whole, "expected a decimal number");
 }
@@ -91,8 +97,10 @@ bool looks_like_json(std::string_view t) noexcept {
   auto digit = [&](std::size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
   if (t[i] == '-') ++i;
   if (!digit(i)) return false;
-  if (t[i] == '0') ++i;
-  else while (digit(i)) ++i;
+  if (t[i] == '0')
+    ++i;
+  else
+    while (digit(i)) ++i;
   if (i < t.size() && t[i] == '.') {
     ++i;
     if (!digit(i)) return false;
@@ -111,20 +119,26 @@ bool looks_like_json(std::string_view t) noexcept {
 
 value parse_json_argument(std::string_view what, std::string_view text) {
   auto r = jsonrpc::parse_value(text);
-  if (auto* e = std::get_if<jsonrpc::error_reply>(&r)) throw argument_error(std::string(what) + ": " + e->detail);
+  if (auto* e = std::get_if<jsonrpc::error_reply>(&r))
+    throw argument_error(std::string(what) + ": " + e->detail);
   return std::get<value>(std::move(r));
 }
 
 value parse_argument(std::string_view text) {
-  if (looks_like_json(text)) return parse_json_argument("argument '" + std::string(text) + "'", text);
+  if (looks_like_json(text))
+    return parse_json_argument("argument '" + std::string(text) + "'", text);
   auto slash = text.find('/');
   if (slash == 1) {
     std::string_view rest = text.substr(2);
     switch (text[0]) {
-      case 'i': return value(parse_int<std::int32_t>(text, rest, "32-bit int"));
-      case 'I': return value(parse_int<std::int64_t>(text, rest, "64-bit int"));
-      case 'd': return value(parse_decimal(text, rest));
-      case 's': return value(std::string(rest));
+      case 'i':
+        return value(parse_int<std::int32_t>(text, rest, "32-bit int"));
+      case 'I':
+        return value(parse_int<std::int64_t>(text, rest, "64-bit int"));
+      case 'd':
+        return value(parse_decimal(text, rest));
+      case 's':
+        return value(std::string(rest));
       case 'b':
         if (rest == "t" || rest == "true") return value(true);
         if (rest == "f" || rest == "false") return value(false);
@@ -132,8 +146,10 @@ value parse_argument(std::string_view text) {
       case 'n':
         if (!rest.empty()) bad(text, "nil takes no value: write n/");
         return value(nil);
-      case 'h': return value(parse_hex(text, rest));
-      case '6': return value(parse_base64(text, rest));
+      case 'h':
+        return value(parse_hex(text, rest));
+      case '6':
+        return value(parse_base64(text, rest));
       case '8': {
         date_time t;
         if (!parse_date_time(rest, t))

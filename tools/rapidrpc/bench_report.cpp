@@ -6,13 +6,13 @@
 #include <rapidrpc/literals.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string_view>
 #include <thread>
-#include <unistd.h>
 
 namespace rapidrpc::cli {
 
@@ -81,11 +81,20 @@ std::string html_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -98,19 +107,23 @@ struct percentiles {
 
 percentiles latency_of(const bench_result& r) {
   const auto& h = r.latency;
-  return {h.min(), h.quantile(0.50), h.quantile(0.90), h.quantile(0.99), h.quantile(0.999), h.max(), h.mean()};
+  return {h.min(),           h.quantile(0.50), h.quantile(0.90), h.quantile(0.99),
+          h.quantile(0.999), h.max(),          h.mean()};
 }
 
 std::string load_description(const bench_options& o) {
-  std::string s = zmq_endpoint::is_zmq_url(o.url)
-                      ? std::to_string(o.connections) + (o.connections == 1 ? " DEALER socket" : " DEALER sockets") +
-                            " (" + std::to_string(o.in_flight) + " in flight each), "
-                      : std::to_string(o.connections) + (o.connections == 1 ? " connection" : " connections") +
-                            (o.keep_alive ? " (keep-alive)" : " (a new connection per call)") + ", ";
+  std::string s =
+      zmq_endpoint::is_zmq_url(o.url)
+          ? std::to_string(o.connections) +
+                (o.connections == 1 ? " DEALER socket" : " DEALER sockets") + " (" +
+                std::to_string(o.in_flight) + " in flight each), "
+          : std::to_string(o.connections) + (o.connections == 1 ? " connection" : " connections") +
+                (o.keep_alive ? " (keep-alive)" : " (a new connection per call)") + ", ";
   s += std::to_string(o.threads) + (o.threads == 1 ? " thread, " : " threads, ");
   s += o.rate > 0 ? "open loop at " + fmt_count(o.rate) + " calls/s" : "closed loop";
   s += ", ";
-  s += o.requests ? fmt_count(static_cast<double>(o.requests)) + " calls" : fixed(o.duration, 1) + " s";
+  s += o.requests ? fmt_count(static_cast<double>(o.requests)) + " calls"
+                  : fixed(o.duration, 1) + " s";
   s += o.protocol == protocol::jsonrpc ? ", JSON-RPC" : ", XML-RPC";
   return s;
 }
@@ -141,34 +154,40 @@ double nice_step(double max, int ticks) {
 class svg {
  public:
   svg(std::string_view id, std::string_view title) {
-    out_ += "<svg id=\"" + std::string(id) + "\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-            std::to_string(chart_w) + "\" height=\"" + std::to_string(chart_h) + "\" viewBox=\"0 0 " +
-            std::to_string(chart_w) + " " + std::to_string(chart_h) + "\" role=\"img\" aria-label=\"" +
-            html_escape(title) + "\">\n";
-    out_ += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(chart_w) + "\" height=\"" + std::to_string(chart_h) +
-            "\" fill=\"#ffffff\"/>\n";
-    out_ += "<rect x=\"" + std::to_string(m_left) + "\" y=\"" + std::to_string(m_top) + "\" width=\"" +
-            std::to_string(plot_w) + "\" height=\"" + std::to_string(plot_h) + "\" fill=\"#f8fafc\" stroke=\"#cbd5e1\"/>\n";
+    out_ += "<svg id=\"" + std::string(id) +
+            "\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+            std::to_string(chart_w) + "\" height=\"" + std::to_string(chart_h) +
+            "\" viewBox=\"0 0 " + std::to_string(chart_w) + " " + std::to_string(chart_h) +
+            "\" role=\"img\" aria-label=\"" + html_escape(title) + "\">\n";
+    out_ += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(chart_w) + "\" height=\"" +
+            std::to_string(chart_h) + "\" fill=\"#ffffff\"/>\n";
+    out_ += "<rect x=\"" + std::to_string(m_left) + "\" y=\"" + std::to_string(m_top) +
+            "\" width=\"" + std::to_string(plot_w) + "\" height=\"" + std::to_string(plot_h) +
+            "\" fill=\"#f8fafc\" stroke=\"#cbd5e1\"/>\n";
   }
   void raw(const std::string& s) { out_ += s; }
   void line(double x1, double y1, double x2, double y2, std::string_view style) {
-    out_ += "<line x1=\"" + fixed(x1, 1) + "\" y1=\"" + fixed(y1, 1) + "\" x2=\"" + fixed(x2, 1) + "\" y2=\"" +
-            fixed(y2, 1) + "\" " + std::string(style) + "/>\n";
+    out_ += "<line x1=\"" + fixed(x1, 1) + "\" y1=\"" + fixed(y1, 1) + "\" x2=\"" + fixed(x2, 1) +
+            "\" y2=\"" + fixed(y2, 1) + "\" " + std::string(style) + "/>\n";
   }
   void text(double x, double y, std::string_view s, std::string_view attrs = "") {
-    out_ += "<text x=\"" + fixed(x, 1) + "\" y=\"" + fixed(y, 1) + "\" " + std::string(attrs) + ">" +
-            html_escape(s) + "</text>\n";
+    out_ += "<text x=\"" + fixed(x, 1) + "\" y=\"" + fixed(y, 1) + "\" " + std::string(attrs) +
+            ">" + html_escape(s) + "</text>\n";
   }
-  void rect(double x, double y, double w, double h, std::string_view fill, std::string_view title = "") {
-    out_ += "<rect x=\"" + fixed(x, 2) + "\" y=\"" + fixed(y, 2) + "\" width=\"" + fixed(std::max(w, 0.5), 2) +
-            "\" height=\"" + fixed(std::max(h, 0.0), 2) + "\" fill=\"" + std::string(fill) + "\">";
+  void rect(double x, double y, double w, double h, std::string_view fill,
+            std::string_view title = "") {
+    out_ += "<rect x=\"" + fixed(x, 2) + "\" y=\"" + fixed(y, 2) + "\" width=\"" +
+            fixed(std::max(w, 0.5), 2) + "\" height=\"" + fixed(std::max(h, 0.0), 2) +
+            "\" fill=\"" + std::string(fill) + "\">";
     if (!title.empty()) out_ += "<title>" + html_escape(title) + "</title>";
     out_ += "</rect>\n";
   }
   void axis_labels(std::string_view x_label, std::string_view y_label) {
-    text(m_left + plot_w / 2.0, chart_h - 10, x_label, "text-anchor=\"middle\" class=\"axis-label\"");
+    text(m_left + plot_w / 2.0, chart_h - 10, x_label,
+         "text-anchor=\"middle\" class=\"axis-label\"");
     out_ += "<text transform=\"translate(16," + fixed(m_top + plot_h / 2.0, 1) +
-            ") rotate(-90)\" text-anchor=\"middle\" class=\"axis-label\">" + html_escape(y_label) + "</text>\n";
+            ") rotate(-90)\" text-anchor=\"middle\" class=\"axis-label\">" + html_escape(y_label) +
+            "</text>\n";
   }
   // Horizontal grid lines and labels for a linear y axis from 0 to `ymax`.
   double y_axis(double ymax, const std::function<std::string(double)>& label) {
@@ -177,7 +196,8 @@ class svg {
     for (double v = 0; v <= top + step / 2; v += step) {
       double y = m_top + plot_h - plot_h * v / top;
       line(m_left, y, m_left + plot_w, y, "stroke=\"#e2e8f0\"");
-      text(m_left - 6, y + 4, v == 0 ? std::string("0") : label(v), "text-anchor=\"end\" class=\"tick\"");
+      text(m_left - 6, y + 4, v == 0 ? std::string("0") : label(v),
+           "text-anchor=\"end\" class=\"tick\"");
     }
     return top;
   }
@@ -205,13 +225,17 @@ std::string latency_histogram_chart(const bench_result& r) {
   double lo = std::max<double>(1, static_cast<double>(h.min())) / 1.15;
   double hi = std::max<double>(static_cast<double>(h.max()) * 1.15, lo * 4);
   double llo = std::log10(lo), lhi = std::log10(hi);
-  auto x_of = [&](double v) { return m_left + plot_w * (std::log10(std::max(v, lo)) - llo) / (lhi - llo); };
+  auto x_of = [&](double v) {
+    return m_left + plot_w * (std::log10(std::max(v, lo)) - llo) / (lhi - llo);
+  };
   constexpr int bins = 90;
   std::vector<std::uint64_t> count(bins, 0);
   for (std::size_t i = 0; i < h.buckets(); ++i) {
     std::uint64_t c = h.count_at(i);
     if (!c) continue;
-    double mid = (static_cast<double>(histogram::lowest_in(i)) + static_cast<double>(histogram::highest_in(i))) / 2;
+    double mid = (static_cast<double>(histogram::lowest_in(i)) +
+                  static_cast<double>(histogram::highest_in(i))) /
+                 2;
     mid = std::clamp(mid, static_cast<double>(h.min()), static_cast<double>(h.max()));
     int b = static_cast<int>((std::log10(mid) - llo) / (lhi - llo) * bins);
     count[static_cast<std::size_t>(std::clamp(b, 0, bins - 1))] += c;
@@ -235,24 +259,34 @@ std::string latency_histogram_chart(const bench_result& r) {
     if (!count[static_cast<std::size_t>(b)]) continue;
     double pct = 100.0 * static_cast<double>(count[static_cast<std::size_t>(b)]) / total;
     double bh = plot_h * pct / top;
-    double from = std::pow(10.0, llo + (lhi - llo) * b / bins), to = std::pow(10.0, llo + (lhi - llo) * (b + 1) / bins);
+    double from = std::pow(10.0, llo + (lhi - llo) * b / bins),
+           to = std::pow(10.0, llo + (lhi - llo) * (b + 1) / bins);
     s.rect(m_left + b * bin_w + 0.5, m_top + plot_h - bh, bin_w - 1, bh, "#3b82f6",
            fmt_ns(from, true) + " – " + fmt_ns(to, true) + ": " + fixed(pct, 2) + " % (" +
                fmt_count(static_cast<double>(count[static_cast<std::size_t>(b)])) + " calls)");
   }
   auto p = latency_of(r);
-  struct marker { const char* name; std::uint64_t v; const char* color; };
-  const marker markers[] = {{"p50", p.p50, "#16a34a"}, {"p90", p.p90, "#ca8a04"}, {"p99", p.p99, "#ea580c"},
+  struct marker {
+    const char* name;
+    std::uint64_t v;
+    const char* color;
+  };
+  const marker markers[] = {{"p50", p.p50, "#16a34a"},
+                            {"p90", p.p90, "#ca8a04"},
+                            {"p99", p.p99, "#ea580c"},
                             {"p99.9", p.p999, "#dc2626"}};
   int k = 0;
   for (const auto& mk : markers) {
     double x = x_of(static_cast<double>(mk.v));
-    s.line(x, m_top, x, m_top + plot_h, "stroke=\"" + std::string(mk.color) + "\" stroke-dasharray=\"4 3\" stroke-width=\"1.5\"");
+    s.line(
+        x, m_top, x, m_top + plot_h,
+        "stroke=\"" + std::string(mk.color) + "\" stroke-dasharray=\"4 3\" stroke-width=\"1.5\"");
     std::string label = std::string(mk.name) + " " + fmt_ns(static_cast<double>(mk.v), true);
     // Right of the line, or left of it where the plot ends (about 7 px a character).
     bool fits = x + 4 + 7.0 * static_cast<double>(label.size()) < m_left + plot_w;
     s.text(fits ? x + 4 : x - 4, m_top + 14 + 14 * k, label,
-           "class=\"marker\" fill=\"" + std::string(mk.color) + "\"" + (fits ? "" : " text-anchor=\"end\""));
+           "class=\"marker\" fill=\"" + std::string(mk.color) + "\"" +
+               (fits ? "" : " text-anchor=\"end\""));
     ++k;
   }
   s.axis_labels("latency (logarithmic)", "share of calls");
@@ -269,7 +303,8 @@ std::string percentile_chart(const bench_result& r) {
     return s.done();
   }
   // As far into the tail as the samples reach (at least 10 calls beyond the last mark).
-  int nines = std::clamp(static_cast<int>(std::floor(std::log10(static_cast<double>(h.count())))) - 1, 2, 6);
+  int nines = std::clamp(
+      static_cast<int>(std::floor(std::log10(static_cast<double>(h.count())))) - 1, 2, 6);
   double top = s.y_axis(static_cast<double>(h.max()), [](double v) { return fmt_ns(v, true); });
   auto x_of = [&](double d) { return m_left + plot_w * d / nines; };
   auto y_of = [&](double v) { return m_top + plot_h - plot_h * v / top; };
@@ -277,7 +312,10 @@ std::string percentile_chart(const bench_result& r) {
     double x = x_of(d);
     s.line(x, m_top, x, m_top + plot_h, "stroke=\"#e2e8f0\"");
     // d nines: 0 %, 90 %, 99 %, 99.9 %, ...
-    std::string label = d == 0 ? "0" : d == 1 ? "90" : d == 2 ? "99" : "99." + std::string(static_cast<std::size_t>(d - 2), '9');
+    std::string label = d == 0   ? "0"
+                        : d == 1 ? "90"
+                        : d == 2 ? "99"
+                                 : "99." + std::string(static_cast<std::size_t>(d - 2), '9');
     label += " %";
     s.text(x, m_top + plot_h + 18, label, "text-anchor=\"middle\" class=\"tick\"");
   }
@@ -301,7 +339,8 @@ struct bar {
 
 std::vector<bar> bars_of(const bench_result& r, double& bar_s) {
   double slot_s = std::chrono::duration<double>(r.slot_width).count();
-  std::size_t per_bar = r.elapsed_s >= 20 ? static_cast<std::size_t>(std::llround(1.0 / slot_s)) : 1;
+  std::size_t per_bar =
+      r.elapsed_s >= 20 ? static_cast<std::size_t>(std::llround(1.0 / slot_s)) : 1;
   per_bar = std::max<std::size_t>(per_bar, 1);
   bar_s = slot_s * static_cast<double>(per_bar);
   std::vector<bar> out;
@@ -318,7 +357,8 @@ std::vector<bar> bars_of(const bench_result& r, double& bar_s) {
     // The last bar may cover only part of its width.
     double covered = std::max(std::min(t1, std::max(r.elapsed_s, t0 + slot_s)) - t0, slot_s * 0.5);
     out.push_back({t0, t1, static_cast<double>(ok) / covered, static_cast<double>(err) / covered,
-                   ok ? static_cast<double>(sum) / static_cast<double>(ok) : 0, static_cast<double>(mx)});
+                   ok ? static_cast<double>(sum) / static_cast<double>(ok) : 0,
+                   static_cast<double>(mx)});
   }
   return out;
 }
@@ -328,7 +368,8 @@ void time_axis(svg& s, double t_end) {
   for (double t = 0; t <= t_end + 1e-9; t += step) {
     double x = m_left + plot_w * t / t_end;
     s.line(x, m_top + plot_h, x, m_top + plot_h + 5, "stroke=\"#64748b\"");
-    s.text(x, m_top + plot_h + 18, fixed(t, step < 1 ? 1 : 0) + " s", "text-anchor=\"middle\" class=\"tick\"");
+    s.text(x, m_top + plot_h + 18, fixed(t, step < 1 ? 1 : 0) + " s",
+           "text-anchor=\"middle\" class=\"tick\"");
   }
 }
 
@@ -351,13 +392,15 @@ std::string throughput_chart(const bench_result& r) {
     double w = plot_w * (b.t1 - b.t0) / t_end;
     double h_ok = plot_h * b.ok_rate / top, h_err = plot_h * b.err_rate / top;
     std::string when = fixed(b.t0, 1) + "–" + fixed(b.t1, 1) + " s: ";
-    s.rect(x + 0.5, m_top + plot_h - h_ok, w - 1, h_ok, "#3b82f6", when + fmt_count(b.ok_rate) + " ok calls/s");
+    s.rect(x + 0.5, m_top + plot_h - h_ok, w - 1, h_ok, "#3b82f6",
+           when + fmt_count(b.ok_rate) + " ok calls/s");
     if (b.err_rate > 0)
       s.rect(x + 0.5, m_top + plot_h - h_ok - h_err, w - 1, h_err, "#ef4444",
              when + fmt_count(b.err_rate) + " errors/s");
   }
-  s.axis_labels("time since the start (bars of " + fixed(bar_s, bar_s < 1 ? 1 : 0) + " s; red: errors)",
-                "calls/s");
+  s.axis_labels(
+      "time since the start (bars of " + fixed(bar_s, bar_s < 1 ? 1 : 0) + " s; red: errors)",
+      "calls/s");
   return s.done();
 }
 
@@ -379,8 +422,10 @@ std::string latency_time_chart(const bench_result& r) {
   for (const auto& b : bars) {
     if (b.ok_rate <= 0) continue;
     double x = m_left + plot_w * (b.t0 + b.t1) / 2 / t_end;
-    mean_path += (mean_path.empty() ? "M" : " L") + fixed(x, 1) + "," + fixed(m_top + plot_h - plot_h * b.mean_ns / top, 1);
-    max_path += (max_path.empty() ? "M" : " L") + fixed(x, 1) + "," + fixed(m_top + plot_h - plot_h * b.max_ns / top, 1);
+    mean_path += (mean_path.empty() ? "M" : " L") + fixed(x, 1) + "," +
+                 fixed(m_top + plot_h - plot_h * b.mean_ns / top, 1);
+    max_path += (max_path.empty() ? "M" : " L") + fixed(x, 1) + "," +
+                fixed(m_top + plot_h - plot_h * b.max_ns / top, 1);
   }
   s.raw("<path d=\"" + max_path + "\" fill=\"none\" stroke=\"#f97316\" stroke-width=\"1.5\"/>\n");
   s.raw("<path d=\"" + mean_path + "\" fill=\"none\" stroke=\"#2563eb\" stroke-width=\"2\"/>\n");
@@ -415,8 +460,9 @@ std::string shortened_json(const value& v, std::size_t max_chars) {
   const std::string json = to_json(v);
   const std::size_t n = code_points(json);
   if (n <= max_chars) return json;
-  return std::string(first_code_points(json, keep)) + " ... " + std::string(last_code_points(json, keep)) +
-         " (" + fmt_count(static_cast<double>(n)) + " characters of JSON)";
+  return std::string(first_code_points(json, keep)) + " ... " +
+         std::string(last_code_points(json, keep)) + " (" + fmt_count(static_cast<double>(n)) +
+         " characters of JSON)";
 }
 
 double throughput(const bench_result& r) noexcept {
@@ -430,16 +476,19 @@ std::string summary_text(const bench_result& r) {
   s += "rapidrpc bench: " + o.method + " on " + o.url + "\n";
   s += "  " + load_description(o) + "\n";
   s += "  expected result: " + shortened_json(r.expected) + "\n\n";
-  s += "  calls       " + std::to_string(r.ok) + " ok, " + std::to_string(r.errors.total()) + " errors, in " +
-       fixed(r.elapsed_s, 2) + " s";
-  if (r.unfinished) s += " (" + std::to_string(r.unfinished) + " still in flight at the end, not counted)";
+  s += "  calls       " + std::to_string(r.ok) + " ok, " + std::to_string(r.errors.total()) +
+       " errors, in " + fixed(r.elapsed_s, 2) + " s";
+  if (r.unfinished)
+    s += " (" + std::to_string(r.unfinished) + " still in flight at the end, not counted)";
   s += "\n";
   s += "  throughput  " + fixed(throughput(r), 1) + " calls/s\n";
   if (r.latency.count()) {
-    s += "  latency     p50 " + fmt_ns(static_cast<double>(p.p50)) + ", p90 " + fmt_ns(static_cast<double>(p.p90)) +
-         ", p99 " + fmt_ns(static_cast<double>(p.p99)) + ", p99.9 " + fmt_ns(static_cast<double>(p.p999)) +
-         ", max " + fmt_ns(static_cast<double>(p.max)) + "\n";
-    s += "              min " + fmt_ns(static_cast<double>(p.min)) + ", mean " + fmt_ns(p.mean) + "\n";
+    s += "  latency     p50 " + fmt_ns(static_cast<double>(p.p50)) + ", p90 " +
+         fmt_ns(static_cast<double>(p.p90)) + ", p99 " + fmt_ns(static_cast<double>(p.p99)) +
+         ", p99.9 " + fmt_ns(static_cast<double>(p.p999)) + ", max " +
+         fmt_ns(static_cast<double>(p.max)) + "\n";
+    s += "              min " + fmt_ns(static_cast<double>(p.min)) + ", mean " + fmt_ns(p.mean) +
+         "\n";
   }
   if (r.errors.total()) {
     s += "  errors      " + error_breakdown(r.errors) + "\n";
@@ -460,7 +509,8 @@ std::string summary_json(const bench_result& r) {
   write_json_string(s, o.url);
   s += ",\"method\":";
   write_json_string(s, o.method);
-  s += std::string(",\"protocol\":\"") + (o.protocol == protocol::jsonrpc ? "jsonrpc" : "xmlrpc") + "\"";
+  s += std::string(",\"protocol\":\"") + (o.protocol == protocol::jsonrpc ? "jsonrpc" : "xmlrpc") +
+       "\"";
   s += ",\"params\":" + to_json(value(o.params));
   s += ",\"connections\":" + std::to_string(o.connections);
   s += ",\"in_flight\":" + std::to_string(o.in_flight);
@@ -481,17 +531,21 @@ std::string summary_json(const bench_result& r) {
   s += ",\"ok\":" + std::to_string(r.ok);
   s += ",\"unfinished\":" + std::to_string(r.unfinished);
   const auto& e = r.errors;
-  s += ",\"errors\":{\"total\":" + std::to_string(e.total()) + ",\"connect\":" + std::to_string(e.connect) +
-       ",\"io\":" + std::to_string(e.io) + ",\"timeout\":" + std::to_string(e.timeout) +
-       ",\"http_status\":" + std::to_string(e.http_status) + ",\"bad_response\":" + std::to_string(e.bad_response) +
-       ",\"fault\":" + std::to_string(e.fault) + ",\"mismatch\":" + std::to_string(e.mismatch) + "}";
+  s += ",\"errors\":{\"total\":" + std::to_string(e.total()) +
+       ",\"connect\":" + std::to_string(e.connect) + ",\"io\":" + std::to_string(e.io) +
+       ",\"timeout\":" + std::to_string(e.timeout) +
+       ",\"http_status\":" + std::to_string(e.http_status) +
+       ",\"bad_response\":" + std::to_string(e.bad_response) +
+       ",\"fault\":" + std::to_string(e.fault) + ",\"mismatch\":" + std::to_string(e.mismatch) +
+       "}";
   s += ",\"first_error\":";
   write_json_string(s, r.first_error);
   s += ",\"throughput\":";
   append_number(s, std::round(throughput(r) * 10) / 10);
   s += ",\"latency_us\":{\"min\":" + us(static_cast<double>(p.min)) + ",\"mean\":" + us(p.mean) +
        ",\"p50\":" + us(static_cast<double>(p.p50)) + ",\"p90\":" + us(static_cast<double>(p.p90)) +
-       ",\"p99\":" + us(static_cast<double>(p.p99)) + ",\"p99_9\":" + us(static_cast<double>(p.p999)) +
+       ",\"p99\":" + us(static_cast<double>(p.p99)) +
+       ",\"p99_9\":" + us(static_cast<double>(p.p999)) +
        ",\"max\":" + us(static_cast<double>(p.max)) + "}";
   s += ",\"timeline\":{\"slot_s\":";
   append_number(s, std::chrono::duration<double>(r.slot_width).count());
@@ -511,7 +565,8 @@ std::string report_html(const bench_result& r) {
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  h += "<title>rapidrpc bench: " + html_escape(o.method) + " — " + fixed(throughput(r), 0) + " calls/s</title>\n";
+  h += "<title>rapidrpc bench: " + html_escape(o.method) + " — " + fixed(throughput(r), 0) +
+       " calls/s</title>\n";
   h += R"(<style>
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 24px auto; max-width: 1000px; color: #0f172a; background: #ffffff; padding: 0 16px; }
 h1 { font-size: 22px; margin: 0 0 4px 0; }
@@ -540,15 +595,17 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
 <body>
 )";
   h += "<h1>rapidrpc bench: <code>" + html_escape(o.method) + "</code></h1>\n";
-  h += "<p class=\"sub\">" + html_escape(o.url) + " · " + html_escape(load_description(o)) + " · started " +
-       html_escape(r.started_at) + "</p>\n";
+  h += "<p class=\"sub\">" + html_escape(o.url) + " · " + html_escape(load_description(o)) +
+       " · started " + html_escape(r.started_at) + "</p>\n";
 
   bool bad = r.errors.total() > 0;
   h += "<div class=\"cards\">\n";
-  auto card = [&](const std::string& k, const std::string& v, bool red = false, const std::string& unit = "") {
-    h += "<div class=\"card" + std::string(red ? " bad" : "") + "\"><div class=\"k\">" + html_escape(k) +
-         "</div><div class=\"v\">" + html_escape(v) +
-         (unit.empty() ? "" : " <span class=\"u\">" + html_escape(unit) + "</span>") + "</div></div>\n";
+  auto card = [&](const std::string& k, const std::string& v, bool red = false,
+                  const std::string& unit = "") {
+    h += "<div class=\"card" + std::string(red ? " bad" : "") + "\"><div class=\"k\">" +
+         html_escape(k) + "</div><div class=\"v\">" + html_escape(v) +
+         (unit.empty() ? "" : " <span class=\"u\">" + html_escape(unit) + "</span>") +
+         "</div></div>\n";
   };
   card("throughput", fmt_count(throughput(r)), false, "calls/s");
   card("p50 latency", r.latency.count() ? fmt_ns(static_cast<double>(p.p50), true) : "–");
@@ -562,18 +619,20 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
   h += "<h2>Throughput over time</h2>\n" + throughput_chart(r);
   h += "<h2>Latency over time</h2>\n" + latency_time_chart(r);
   if (o.rate > 0)
-    h += "<p class=\"note\">Open loop: calls were started on a fixed schedule; each latency runs from the "
+    h += "<p class=\"note\">Open loop: calls were started on a fixed schedule; each latency runs "
+         "from the "
          "call's scheduled start, so time spent waiting for a free connection is included (no "
          "coordinated omission).</p>\n";
 
   h += "<h2>Summary</h2>\n<table>\n";
   auto row = [&](const std::string& k, const std::string& v, bool num = true) {
-    h += "<tr><th>" + html_escape(k) + "</th><td" + (num ? " class=\"num\"" : "") + ">" + html_escape(v) +
-         "</td></tr>\n";
+    h += "<tr><th>" + html_escape(k) + "</th><td" + (num ? " class=\"num\"" : "") + ">" +
+         html_escape(v) + "</td></tr>\n";
   };
   row("calls answered as expected", fmt_count(static_cast<double>(r.ok)));
   row("errors", fmt_count(static_cast<double>(r.errors.total())));
-  if (r.unfinished) row("in flight at the end (not counted)", fmt_count(static_cast<double>(r.unfinished)));
+  if (r.unfinished)
+    row("in flight at the end (not counted)", fmt_count(static_cast<double>(r.unfinished)));
   row("elapsed", fixed(r.elapsed_s, 3) + " s");
   row("throughput", fixed(throughput(r), 1) + " calls/s");
   if (r.latency.count()) {
@@ -595,24 +654,37 @@ svg text { font-family: system-ui, "DejaVu Sans", sans-serif; }
   row("URL", o.url, false);
   row("method", o.method, false);
   row("parameters", to_json(value(o.params)), false);
-  row("expected result", to_json(r.expected) + (o.expect ? " (--expect)" : " (the warm-up call's)"), false);
+  row("expected result", to_json(r.expected) + (o.expect ? " (--expect)" : " (the warm-up call's)"),
+      false);
   if (zmq_endpoint::is_zmq_url(o.url))
-    row("connections", std::to_string(o.connections) + " DEALER sockets, " + std::to_string(o.in_flight) +
-                           " calls in flight on each", false);
+    row("connections",
+        std::to_string(o.connections) + " DEALER sockets, " + std::to_string(o.in_flight) +
+            " calls in flight on each",
+        false);
   else
-    row("connections", std::to_string(o.connections) + (o.keep_alive ? ", keep-alive" : ", a new one per call"), false);
+    row("connections",
+        std::to_string(o.connections) + (o.keep_alive ? ", keep-alive" : ", a new one per call"),
+        false);
   row("threads", std::to_string(o.threads), false);
-  row("load", o.rate > 0 ? "open loop, " + fixed(o.rate, 1) + " calls/s" : "closed loop (next call when answered)", false);
-  row("length", o.requests ? std::to_string(o.requests) + " calls" : fixed(o.duration, 1) + " s", false);
+  row("load",
+      o.rate > 0 ? "open loop, " + fixed(o.rate, 1) + " calls/s"
+                 : "closed loop (next call when answered)",
+      false);
+  row("length", o.requests ? std::to_string(o.requests) + " calls" : fixed(o.duration, 1) + " s",
+      false);
   row("timeout", fixed(o.timeout, 1) + " s per call", false);
   row("request size", std::to_string(r.request_bytes) + " bytes", false);
-  row("host", host_name() + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs", false);
+  row("host", host_name() + ", " + std::to_string(std::thread::hardware_concurrency()) + " CPUs",
+      false);
   h += "</table>\n";
   const bool zmq = zmq_endpoint::is_zmq_url(o.url);
-  h += std::string("<p class=\"note\">") + (zmq ? "Request frame (the id varies per call):" : "Request head:") +
-       "</p>\n<pre><code>" + html_escape(r.request_bytes_sample) + "</code></pre>\n";
-  h += std::string("<p class=\"note\">Made by <code>rapidrpc bench</code>. Latencies are recorded in a log-linear "
-                   "histogram (within 0.8 %); a call counts as ok only if its answer is ") +
+  h += std::string("<p class=\"note\">") +
+       (zmq ? "Request frame (the id varies per call):" : "Request head:") + "</p>\n<pre><code>" +
+       html_escape(r.request_bytes_sample) + "</code></pre>\n";
+  h += std::string(
+           "<p class=\"note\">Made by <code>rapidrpc bench</code>. Latencies are recorded in a "
+           "log-linear "
+           "histogram (within 0.8 %); a call counts as ok only if its answer is ") +
        (zmq ? "a JSON-RPC reply with its id and a result" : "HTTP 200 and an XML-RPC result") +
        " equal to the expected one.</p>\n";
   h += "</body>\n</html>\n";

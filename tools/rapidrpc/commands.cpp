@@ -42,8 +42,10 @@ int print_outcome(const outcome& result, output_format format) {
     return exit_status::fault;
   }
   const value& v = std::get<value>(result);
-  if (format == output_format::json) std::cout << to_json(v) << "\n";
-  else if (format == output_format::readable) std::cout << readable(v) << "\n";
+  if (format == output_format::json)
+    std::cout << to_json(v) << "\n";
+  else if (format == output_format::readable)
+    std::cout << readable(v) << "\n";
   return exit_status::ok;
 }
 
@@ -54,7 +56,8 @@ int run_zmq_call(const call_options& o) {
   wire_trace trace;
   auto show = [&] {
     if (o.verbose)
-      std::cerr << "--- request frame ---\n" << trace.request << "\n--- reply frame ---\n"
+      std::cerr << "--- request frame ---\n"
+                << trace.request << "\n--- reply frame ---\n"
                 << trace.response_body << "\n--- end ---\n";
     if (o.format == output_format::raw && !trace.response_body.empty()) {
       std::cout << trace.response_body;
@@ -132,8 +135,10 @@ int run_bench_command(const bench_options& options, const bench_outputs& outputs
     std::cerr << "rapidrpc bench: " << e.what() << "\n";
     return exit_status::transport;
   }
-  if (outputs.json) std::cout << summary_json(r);
-  else std::cout << summary_text(r);
+  if (outputs.json)
+    std::cout << summary_json(r);
+  else
+    std::cout << summary_text(r);
   std::cout.flush();
   if (!outputs.report_path.empty()) {
     std::ofstream f(outputs.report_path, std::ios::binary | std::ios::trunc);

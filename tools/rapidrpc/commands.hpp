@@ -15,7 +15,7 @@ namespace rapidrpc::cli {
 /// Exit statuses.
 namespace exit_status {
 inline constexpr int ok = 0;
-inline constexpr int fault = 1;      ///< call: the server answered with a fault; bench: a call failed
+inline constexpr int fault = 1;  ///< call: the server answered with a fault; bench: a call failed
 inline constexpr int transport = 2;  ///< call: no answer; bench: the run could not start
 inline constexpr int usage = 64;     ///< bad command line (BSD's EX_USAGE)
 }  // namespace exit_status
@@ -33,8 +33,8 @@ struct call_options {
   std::vector<std::pair<std::string, std::string>> headers;
   bool verbose = false;  ///< show the request and response on stderr
   rapidrpc::protocol protocol = protocol::xmlrpc;
-  std::string ca_file;   ///< https: CA certificates to verify with (empty: the system's)
-  bool insecure = false; ///< https: accept any certificate (no verification)
+  std::string ca_file;    ///< https: CA certificates to verify with (empty: the system's)
+  bool insecure = false;  ///< https: accept any certificate (no verification)
 };
 
 /// `rapidrpc call`: one call, the result on stdout.

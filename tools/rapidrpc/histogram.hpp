@@ -18,8 +18,8 @@ namespace rapidrpc::cli {
 
 class histogram {
  public:
-  static constexpr unsigned sub_bits = 7;                 ///< 128 buckets per octave
-  static constexpr unsigned sub_count = 1u << sub_bits;   ///< 128
+  static constexpr unsigned sub_bits = 7;                ///< 128 buckets per octave
+  static constexpr unsigned sub_count = 1u << sub_bits;  ///< 128
   static constexpr unsigned max_shift = 64 - sub_bits - 1;
   static constexpr std::size_t bucket_count = (max_shift + 2) * sub_count;
 
@@ -46,7 +46,9 @@ class histogram {
   std::uint64_t count() const noexcept { return total_; }
   std::uint64_t max() const noexcept { return total_ ? max_ : 0; }
   std::uint64_t min() const noexcept { return total_ ? min_ : 0; }
-  double mean() const noexcept { return total_ ? static_cast<double>(sum_) / static_cast<double>(total_) : 0; }
+  double mean() const noexcept {
+    return total_ ? static_cast<double>(sum_) / static_cast<double>(total_) : 0;
+  }
 
   /// The value at quantile q (0..1): the highest value of the bucket holding
   /// the q-th recorded value, never above max(). 0 if nothing was recorded.

@@ -18,15 +18,20 @@ thread_share share_of(const bench_options& o, unsigned threads, unsigned t) noex
   s.quota = o.requests / threads + (t < o.requests % threads ? 1 : 0);
   s.rate = o.rate > 0 ? o.rate / threads : 0;
   if (o.rate > 0)
-    s.phase = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(t / o.rate));
+    s.phase = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(t / o.rate));
   return s;
 }
 
-call_schedule::call_schedule(const bench_options& o, const thread_share& share, clock::time_point start,
-                             clock::time_point deadline) noexcept
-    : counted_(o.requests != 0), open_loop_(share.rate > 0), quota_(share.quota), deadline_(deadline) {
+call_schedule::call_schedule(const bench_options& o, const thread_share& share,
+                             clock::time_point start, clock::time_point deadline) noexcept
+    : counted_(o.requests != 0),
+      open_loop_(share.rate > 0),
+      quota_(share.quota),
+      deadline_(deadline) {
   if (open_loop_) {
-    interval_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / share.rate));
+    interval_ = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double>(1.0 / share.rate));
     next_due_ = start + share.phase;
   }
 }
@@ -41,7 +46,8 @@ bool call_schedule::take(clock::time_point now) noexcept {
   return true;
 }
 
-std::optional<call_schedule::clock::time_point> call_schedule::take_due(clock::time_point now) noexcept {
+std::optional<call_schedule::clock::time_point> call_schedule::take_due(
+    clock::time_point now) noexcept {
   if (over_ || next_due_ > now) return std::nullopt;
   if (counted_ ? quota_ == 0 : next_due_ >= deadline_) {
     over_ = true;
@@ -62,9 +68,10 @@ std::optional<call_schedule::clock::time_point> call_schedule::take_deferred() n
 
 value expected_from_warmup(const outcome& warm) {
   if (const auto* f = std::get_if<fault>(&warm)) {
-    if (f->code() == fault_code::transport_error) throw bench_error("the warm-up call failed: " + f->message());
-    throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " + f->message() +
-                      " (a benchmark needs a call that succeeds)");
+    if (f->code() == fault_code::transport_error)
+      throw bench_error("the warm-up call failed: " + f->message());
+    throw bench_error("the warm-up call returned fault " + std::to_string(f->code()) + ": " +
+                      f->message() + " (a benchmark needs a call that succeeds)");
   }
   return std::get<value>(warm);
 }

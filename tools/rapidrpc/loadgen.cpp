@@ -18,6 +18,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -25,8 +27,6 @@
 #include <ctime>
 #include <memory>
 #include <thread>
-#include <sys/resource.h>
-#include <sys/socket.h>
 
 namespace rapidrpc::cli {
 
@@ -38,7 +38,8 @@ void raise_descriptor_limit() noexcept {
 }
 
 void thread_tally::record_ok(clock::time_point started, clock::time_point now) {
-  auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
+  auto ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count());
   latency.record(ns);
   ++ok;
   auto& s = slot_at(now);
@@ -113,8 +114,8 @@ class worker;
 class connection {
  public:
   explicit connection(worker& w);
-  void next();                                  // closed loop: the next call, if any
-  void begin(clock::time_point started);        // starts a call measured from `started`
+  void next();                            // closed loop: the next call, if any
+  void begin(clock::time_point started);  // starts a call measured from `started`
   void check_timeout(clock::time_point now);
   void resume_after_backoff(clock::time_point now);
   void shutdown();
@@ -160,9 +161,14 @@ class worker : public thread_tally {
  public:
   worker(const plan& p, const thread_share& share)
       : thread_tally(p.start, p.slot_width),
-        plan_(p), io_(1), sweep_(io_), rate_timer_(io_), schedule_(p.opts, share, p.start, p.deadline) {
+        plan_(p),
+        io_(1),
+        sweep_(io_),
+        rate_timer_(io_),
+        schedule_(p.opts, share, p.start, p.deadline) {
     conns_.reserve(share.connections);
-    for (std::size_t i = 0; i < share.connections; ++i) conns_.push_back(std::make_unique<connection>(*this));
+    for (std::size_t i = 0; i < share.connections; ++i)
+      conns_.push_back(std::make_unique<connection>(*this));
     active_ = share.connections;
   }
 
@@ -312,7 +318,8 @@ void connection::shutdown() {
 }
 
 bool connection::abandon() {
-  bool in_flight = state_ == state::connecting || state_ == state::writing || state_ == state::reading;
+  bool in_flight =
+      state_ == state::connecting || state_ == state::writing || state_ == state::reading;
   shutdown();
   return in_flight;
 }
@@ -375,13 +382,15 @@ void connection::handshake() {
   tls_.emplace(socket_, *p.tls);
   if (!set_tls_client_host(tls_->native_handle(), p.host, p.verify))
     return fail(fail_kind::connect, "cannot check the certificate of \"" + p.host + "\"");
-  tls_->async_handshake(net::ssl::stream_base::client, [this](const boost::system::error_code& hec) {
+  tls_->async_handshake(net::ssl::stream_base::client, [this](
+                                                           const boost::system::error_code& hec) {
     if (timed_out_) {
       timed_out_ = false;
       return fail(fail_kind::timeout, "no TLS handshake within the timeout");
     }
     if (hec)
-      return fail(fail_kind::connect, "TLS handshake: " + tls_handshake_failure(tls_->native_handle(), hec.message()));
+      return fail(fail_kind::connect,
+                  "TLS handshake: " + tls_handshake_failure(tls_->native_handle(), hec.message()));
     ready();
   });
 }
@@ -398,14 +407,15 @@ void connection::write() {
   state_ = state::writing;
   const std::string& req = w_.the_plan().request;
   if (tls_) {
-    net::async_write(*tls_, net::buffer(req), [this](const boost::system::error_code& ec, std::size_t) {
-      if (timed_out_) {
-        timed_out_ = false;
-        return fail(fail_kind::timeout, "request not sent within the timeout");
-      }
-      if (ec) return fail(fail_kind::io, "write: " + ec.message());
-      read();
-    });
+    net::async_write(*tls_, net::buffer(req),
+                     [this](const boost::system::error_code& ec, std::size_t) {
+                       if (timed_out_) {
+                         timed_out_ = false;
+                         return fail(fail_kind::timeout, "request not sent within the timeout");
+                       }
+                       if (ec) return fail(fail_kind::io, "write: " + ec.message());
+                       read();
+                     });
     return;
   }
   int fd = socket_.native_handle();
@@ -484,8 +494,10 @@ bool connection::process_buffer(bool eof) {
     case frame_status::need_more:
       return false;
     case frame_status::bad:
-      if (eof && data.empty()) fail(fail_kind::io, "the server closed the connection");
-      else fail(fail_kind::bad_response, std::string("bad HTTP response: ") + frame.error);
+      if (eof && data.empty())
+        fail(fail_kind::io, "the server closed the connection");
+      else
+        fail(fail_kind::bad_response, std::string("bad HTTP response: ") + frame.error);
       return true;
     case frame_status::complete:
       begin_ += frame.consumed;
@@ -526,8 +538,7 @@ void connection::finish_response(const response_frame& frame) {
 
 // The result or fault in a response body; nothing (an error counted) if the
 // body is not a response of the plan's protocol.
-std::optional<outcome> connection::parse_answer(std::string_view body,
-                                                                clock::time_point now) {
+std::optional<outcome> connection::parse_answer(std::string_view body, clock::time_point now) {
   if (w_.the_plan().opts.protocol == protocol::jsonrpc) {
     auto r = jsonrpc::parse_response(body);
     if (auto* bad = std::get_if<jsonrpc::error_reply>(&r)) {
@@ -555,11 +566,21 @@ std::optional<outcome> connection::parse_answer(std::string_view body,
 void connection::fail(fail_kind kind, std::string_view what) {
   auto now = clock::now();
   switch (kind) {
-    case fail_kind::connect: ++w_.errors.connect; break;
-    case fail_kind::io: ++w_.errors.io; break;
-    case fail_kind::timeout: ++w_.errors.timeout; break;
-    case fail_kind::http_status: ++w_.errors.http_status; break;
-    case fail_kind::bad_response: ++w_.errors.bad_response; break;
+    case fail_kind::connect:
+      ++w_.errors.connect;
+      break;
+    case fail_kind::io:
+      ++w_.errors.io;
+      break;
+    case fail_kind::timeout:
+      ++w_.errors.timeout;
+      break;
+    case fail_kind::http_status:
+      ++w_.errors.http_status;
+      break;
+    case fail_kind::bad_response:
+      ++w_.errors.bad_response;
+      break;
   }
   w_.record_error(now, what);
   close_socket();
@@ -616,9 +637,9 @@ std::string encode_request(const bench_options& o, const url& u) {
   std::string req;
   req.reserve(body.size() + 256);
   req += "POST " + u.path + " HTTP/1.1\r\nHost: " + host +
-         "\r\nUser-Agent: rapidrpc-bench\r\nContent-Type: " + (json ? "application/json" : "text/xml") +
-         "\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n";
+         "\r\nUser-Agent: rapidrpc-bench\r\nContent-Type: " +
+         (json ? "application/json" : "text/xml") +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   if (!o.keep_alive) req += "Connection: close\r\n";
   if (!u.user.empty() || !u.password.empty()) {
     req += "Authorization: Basic ";
@@ -638,7 +659,8 @@ std::vector<std::unique_ptr<worker>> run_workers(plan& p) {
   std::vector<std::unique_ptr<worker>> workers;
   p.start = clock::now();
   if (o.requests == 0)
-    p.deadline = p.start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(o.duration));
+    p.deadline = p.start + std::chrono::duration_cast<clock::duration>(
+                               std::chrono::duration<double>(o.duration));
   for (unsigned t = 0; t < threads; ++t) {
     workers.push_back(std::make_unique<worker>(p, share_of(o, threads, t)));
   }
@@ -673,7 +695,8 @@ bench_result run_bench(const bench_options& options) {
     }
   }
   p.request = encode_request(options, u);
-  p.timeout = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options.timeout));
+  p.timeout =
+      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options.timeout));
   p.slot_width = result.slot_width;
   {
     net::io_context io;

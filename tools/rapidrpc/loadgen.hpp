@@ -23,12 +23,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
-#include <stdexcept>
-#include <thread>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -39,18 +39,18 @@ struct bench_options {
   std::string url;
   std::string method;
   array params;
-  std::size_t connections = 16;   ///< connections (ZeroMQ: DEALER sockets)
-  std::size_t in_flight = 1;      ///< ZeroMQ: calls kept in flight per socket
+  std::size_t connections = 16;  ///< connections (ZeroMQ: DEALER sockets)
+  std::size_t in_flight = 1;     ///< ZeroMQ: calls kept in flight per socket
   std::uint64_t requests = 0;    ///< total calls; 0: run for `duration`
   double duration = 10;          ///< seconds, when requests == 0
   bool keep_alive = true;        ///< false: a new connection per call
   double rate = 0;               ///< calls/s, open loop; 0: closed loop (as fast as answered)
   unsigned threads = 1;
-  double timeout = 10;           ///< seconds one call may take
+  double timeout = 10;  ///< seconds one call may take
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string ca_file;           ///< https: CA certificates to verify with (empty: the system's)
-  bool insecure = false;         ///< https: accept any certificate (no verification)
-  std::optional<value> expect;   ///< the expected result; unset: the warm-up call's
+  std::string ca_file;          ///< https: CA certificates to verify with (empty: the system's)
+  bool insecure = false;        ///< https: accept any certificate (no verification)
+  std::optional<value> expect;  ///< the expected result; unset: the warm-up call's
   rapidrpc::protocol protocol = protocol::xmlrpc;
 };
 
@@ -68,8 +68,13 @@ struct error_counts {
     return connect + io + timeout + http_status + bad_response + fault + mismatch;
   }
   void add(const error_counts& o) noexcept {
-    connect += o.connect; io += o.io; timeout += o.timeout; http_status += o.http_status;
-    bad_response += o.bad_response; fault += o.fault; mismatch += o.mismatch;
+    connect += o.connect;
+    io += o.io;
+    timeout += o.timeout;
+    http_status += o.http_status;
+    bad_response += o.bad_response;
+    fault += o.fault;
+    mismatch += o.mismatch;
   }
 };
 
@@ -84,17 +89,17 @@ struct time_slot {
 /// What a run measured.
 struct bench_result {
   bench_options options;
-  value expected;                   ///< what every answer was compared with
-  std::string request_bytes_sample; ///< the request's head, for the report
-  std::size_t request_bytes = 0;    ///< size of one request on the wire
+  value expected;                    ///< what every answer was compared with
+  std::string request_bytes_sample;  ///< the request's head, for the report
+  std::size_t request_bytes = 0;     ///< size of one request on the wire
   std::uint64_t ok = 0;
   /// Calls still in flight when a timed run ended: abandoned, neither ok nor
   /// errors (as wrk leaves them).
   std::uint64_t unfinished = 0;
   error_counts errors;
-  std::string first_error;          ///< a description of the first error seen
-  double elapsed_s = 0;             ///< the timed run's duration, or first send to last answer
-  histogram latency;                ///< of the ok calls, nanoseconds
+  std::string first_error;  ///< a description of the first error seen
+  double elapsed_s = 0;     ///< the timed run's duration, or first send to last answer
+  histogram latency;        ///< of the ok calls, nanoseconds
   std::chrono::nanoseconds slot_width{std::chrono::milliseconds(100)};
   std::vector<time_slot> timeline;  ///< from the start, slot_width each
   std::string started_at;           ///< wall-clock start, UTC, ISO 8601
@@ -105,7 +110,8 @@ struct bench_result {
 struct thread_tally {
   using clock = std::chrono::steady_clock;
 
-  thread_tally(clock::time_point start, clock::duration slot_width) : start_(start), slot_width_(slot_width) {}
+  thread_tally(clock::time_point start, clock::duration slot_width)
+      : start_(start), slot_width_(slot_width) {}
 
   /// One call answered as expected, started at `started`.
   void record_ok(clock::time_point started, clock::time_point now);
@@ -139,9 +145,9 @@ class bench_error : public std::runtime_error {
 
 /// One load thread's share of a run.
 struct thread_share {
-  std::size_t connections = 0;  ///< connections (ZeroMQ: sockets) it drives
-  std::uint64_t quota = 0;      ///< its part of a counted run (0: timed)
-  double rate = 0;              ///< its calls/s, open loop (0: closed loop)
+  std::size_t connections = 0;                  ///< connections (ZeroMQ: sockets) it drives
+  std::uint64_t quota = 0;                      ///< its part of a counted run (0: timed)
+  double rate = 0;                              ///< its calls/s, open loop (0: closed loop)
   std::chrono::steady_clock::duration phase{};  ///< its first call's offset, open loop
 };
 
@@ -211,7 +217,8 @@ value expected_from_warmup(const outcome& warm);
 template <class Worker>
 void run_workers_on_threads(std::vector<std::unique_ptr<Worker>>& workers) {
   std::vector<std::thread> running;
-  for (std::size_t t = 1; t < workers.size(); ++t) running.emplace_back([w = workers[t].get()] { w->run(); });
+  for (std::size_t t = 1; t < workers.size(); ++t)
+    running.emplace_back([w = workers[t].get()] { w->run(); });
   workers[0]->run();
   for (auto& th : running) th.join();
 }
@@ -220,8 +227,8 @@ void run_workers_on_threads(std::vector<std::unique_ptr<Worker>>& workers) {
 /// elapsed time: a timed run is judged over its window, a counted one from
 /// `start` to its last answer.
 template <class Worker>
-void merge_workers(const std::vector<std::unique_ptr<Worker>>& workers, std::chrono::steady_clock::time_point start,
-                   bench_result& result) {
+void merge_workers(const std::vector<std::unique_ptr<Worker>>& workers,
+                   std::chrono::steady_clock::time_point start, bench_result& result) {
   std::chrono::steady_clock::time_point last{};
   for (const auto& w : workers) {
     w->merge_into(result);

@@ -59,8 +59,10 @@ std::string to_indented_json(const value& v, int indent) {
 
 std::string readable(const value& v) {
   switch (v.type()) {
-    case kind::string: return v.as<std::string>();
-    case kind::nil: return "nil";
+    case kind::string:
+      return v.as<std::string>();
+    case kind::nil:
+      return "nil";
     case kind::date_time: {
       std::string out;
       append_date_time(out, v.as<date_time>(), date_format::extended);
@@ -71,7 +73,8 @@ std::string readable(const value& v) {
       append_base64(out, v.as<bytes>().data);
       return out;
     }
-    default: return to_indented_json(v, 2);
+    default:
+      return to_indented_json(v, 2);
   }
 }
 

@@ -94,8 +94,9 @@ frame_status frame_response(std::string_view data, bool eof, response_frame& out
   auto head_end = data.find("\r\n\r\n");
   if (head_end == std::string_view::npos) {
     if (data.size() > max_response_header_bytes) return bad(out, "response headers too large");
-    if (eof) return bad(out, data.empty() ? "connection closed before a response"
-                                          : "connection closed inside the response headers");
+    if (eof)
+      return bad(out, data.empty() ? "connection closed before a response"
+                                   : "connection closed inside the response headers");
     return frame_status::need_more;
   }
   std::string_view head = data.substr(0, head_end);
@@ -141,19 +142,23 @@ frame_status frame_response(std::string_view data, bool eof, response_frame& out
           have_length = true;
           length = n;
         } else if (iequals(name, "connection")) {
-          if (has_token(val, "close")) out.keep_alive = false;
-          else if (has_token(val, "keep-alive")) out.keep_alive = true;
+          if (has_token(val, "close"))
+            out.keep_alive = false;
+          else if (has_token(val, "keep-alive"))
+            out.keep_alive = true;
         } else if (iequals(name, "content-encoding")) {
           out.gzip = has_token(val, "gzip");
         }
         break;
       case 't':
         if (iequals(name, "transfer-encoding")) {
-          if (!iequals(last_token(val), "chunked")) return bad(out, "unsupported Transfer-Encoding");
+          if (!iequals(last_token(val), "chunked"))
+            return bad(out, "unsupported Transfer-Encoding");
           chunked = true;
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
 
@@ -166,7 +171,8 @@ frame_status frame_response(std::string_view data, bool eof, response_frame& out
   if (chunked) {
     std::size_t used = 0;
     auto st = dechunk(after, used, scratch, out);
-    if (st == frame_status::need_more && eof) return bad(out, "connection closed inside a chunked body");
+    if (st == frame_status::need_more && eof)
+      return bad(out, "connection closed inside a chunked body");
     if (st != frame_status::complete) return st;
     out.body = scratch;
     out.consumed = body_at + used;

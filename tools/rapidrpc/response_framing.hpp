@@ -28,11 +28,11 @@ enum class frame_status : unsigned char {
 /// for a chunked body).
 struct response_frame {
   int status = 0;
-  bool keep_alive = true;      ///< false: the server will close the connection
-  bool gzip = false;           ///< Content-Encoding: gzip
-  std::string_view body;       ///< the body, de-chunked
-  std::size_t consumed = 0;    ///< bytes of the buffer this response used
-  const char* error = nullptr; ///< why, for frame_status::bad
+  bool keep_alive = true;       ///< false: the server will close the connection
+  bool gzip = false;            ///< Content-Encoding: gzip
+  std::string_view body;        ///< the body, de-chunked
+  std::size_t consumed = 0;     ///< bytes of the buffer this response used
+  const char* error = nullptr;  ///< why, for frame_status::bad
 };
 
 /// Looks for one response at the start of `data`. `eof` says the

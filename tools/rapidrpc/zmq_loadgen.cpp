@@ -78,7 +78,9 @@ struct dealer {
 class worker : public thread_tally {
  public:
   worker(const plan& p, const thread_share& share)
-      : thread_tally(p.start, p.slot_width), plan_(p), schedule_(p.opts, share, p.start, p.deadline) {
+      : thread_tally(p.start, p.slot_width),
+        plan_(p),
+        schedule_(p.opts, share, p.start, p.deadline) {
     const std::size_t sockets = share.connections;
     const std::size_t n = p.opts.in_flight;
     int hwm = static_cast<int>(std::max<std::size_t>(1000, 2 * n));
@@ -284,7 +286,6 @@ class worker : public thread_tally {
     call_done(d, k, now);
   }
 
-
   // Timeouts and the end of backoffs.
   void sweep(clock::time_point now) {
     next_sweep_ = now + sweep_interval;
@@ -340,7 +341,8 @@ class worker : public thread_tally {
   std::size_t active_ = 0;  // slots not retired
   clock::time_point next_sweep_{};
   call_schedule schedule_;
-  std::vector<std::pair<std::size_t, std::size_t>> idle_;  // open loop: slots waiting for a due call
+  std::vector<std::pair<std::size_t, std::size_t>>
+      idle_;  // open loop: slots waiting for a due call
 };
 
 std::string utc_now() {

@@ -32,9 +32,12 @@ enum class input { small, array1000, batch10 };
 
 std::string text_of(input in) {
   switch (in) {
-    case input::small: return small_request();
-    case input::array1000: return array_request();
-    case input::batch10: return batch_request();
+    case input::small:
+      return small_request();
+    case input::array1000:
+      return array_request();
+    case input::batch10:
+      return batch_request();
   }
   return {};
 }
@@ -62,8 +65,8 @@ void run(benchmark::State& state, input in, Parse parse) {
     benchmark::DoNotOptimize(v);
   }
   std::size_t after = allocations.load(std::memory_order_relaxed);
-  state.counters["allocs"] = benchmark::Counter(static_cast<double>(after - before),
-                                                benchmark::Counter::kAvgIterations);
+  state.counters["allocs"] =
+      benchmark::Counter(static_cast<double>(after - before), benchmark::Counter::kAvgIterations);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
 
@@ -108,9 +111,9 @@ void boost_json_sax_1460_byte_pieces(benchmark::State& s, input in) {
   run(s, in, [&](const std::string& t) { return r.parse_in_pieces(t, 1460); });
 }
 
-#define JSON_CHOICE_INPUTS(fn)                           \
-  BENCHMARK_CAPTURE(fn, small, input::small);            \
-  BENCHMARK_CAPTURE(fn, array1000, input::array1000);    \
+#define JSON_CHOICE_INPUTS(fn)                        \
+  BENCHMARK_CAPTURE(fn, small, input::small);         \
+  BENCHMARK_CAPTURE(fn, array1000, input::array1000); \
   BENCHMARK_CAPTURE(fn, batch10, input::batch10)
 
 JSON_CHOICE_INPUTS(baseline);

@@ -79,7 +79,9 @@ struct handler {
   // basic_parser hands an integer beyond 64 bits over as a double: tell it
   // apart by its text (no fraction, no exponent).
   bool on_double(double d, json::string_view s, json::error_code& ec) {
-    auto integral = [](std::string_view t) { return t.find_first_of(".eE") == std::string_view::npos; };
+    auto integral = [](std::string_view t) {
+      return t.find_first_of(".eE") == std::string_view::npos;
+    };
     bool is_integer = integral({s.data(), s.size()}) && integral(number);
     number.clear();
     if (is_integer) return check(b.fail("integer out of the 64-bit range"), ec);

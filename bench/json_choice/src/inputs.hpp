@@ -19,10 +19,18 @@ inline std::string array_request() {
   for (int i = 0; i < 1000; ++i) {
     if (i) out += ',';
     switch (i % 4) {
-      case 0: out += std::to_string(i * 37 - 5000); break;                        // i4
-      case 1: out += std::to_string(5'000'000'000LL + i); break;                  // i8
-      case 2: baseline::append_number(out, i * 0.125 + 0.001); break;        // double
-      case 3: out += "\"item-" + std::to_string(i) + '"'; break;                 // string (no escapes)
+      case 0:
+        out += std::to_string(i * 37 - 5000);
+        break;  // i4
+      case 1:
+        out += std::to_string(5'000'000'000LL + i);
+        break;  // i8
+      case 2:
+        baseline::append_number(out, i * 0.125 + 0.001);
+        break;  // double
+      case 3:
+        out += "\"item-" + std::to_string(i) + '"';
+        break;  // string (no escapes)
     }
   }
   out += R"(]],"id":2})";

@@ -33,7 +33,8 @@ class reader {
   char peek() const noexcept { return at_end() ? '\0' : s_[pos_]; }
 
   void skip_space() noexcept {
-    while (!at_end() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+    while (!at_end() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
 
@@ -45,12 +46,21 @@ class reader {
   value parse_value(std::size_t depth) {
     if (at_end()) fail("expected a value, found the end of the text");
     switch (peek()) {
-      case '{': return parse_object(depth + 1);
-      case '[': return parse_array(depth + 1);
-      case '"': return value(parse_string());
-      case 't': expect_word("true"); return value(true);
-      case 'f': expect_word("false"); return value(false);
-      case 'n': expect_word("null"); return value(nil);
+      case '{':
+        return parse_object(depth + 1);
+      case '[':
+        return parse_array(depth + 1);
+      case '"':
+        return value(parse_string());
+      case 't':
+        expect_word("true");
+        return value(true);
+      case 'f':
+        expect_word("false");
+        return value(false);
+      case 'n':
+        expect_word("null");
+        return value(nil);
       default:
         if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return parse_number();
         fail(std::string("unexpected character '") + peek() + "'");
@@ -129,10 +139,16 @@ class reader {
     for (int i = 0; i < 4; ++i) {
       char c = s_[pos_++];
       cp <<= 4;
-      if (c >= '0' && c <= '9') cp |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') cp |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') cp |= static_cast<unsigned>(c - 'A' + 10);
-      else { --pos_; fail("a \\u escape needs four hex digits"); }
+      if (c >= '0' && c <= '9')
+        cp |= static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        cp |= static_cast<unsigned>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        cp |= static_cast<unsigned>(c - 'A' + 10);
+      else {
+        --pos_;
+        fail("a \\u escape needs four hex digits");
+      }
     }
     return cp;
   }
@@ -162,10 +178,17 @@ class reader {
     unsigned char b0 = byte(pos_);
     std::size_t len = 0;
     unsigned cp = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF) { len = 2; cp = b0 & 0x1F; }
-    else if (b0 >= 0xE0 && b0 <= 0xEF) { len = 3; cp = b0 & 0x0F; }
-    else if (b0 >= 0xF0 && b0 <= 0xF4) { len = 4; cp = b0 & 0x07; }
-    else fail("invalid UTF-8");
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      len = 2;
+      cp = b0 & 0x1F;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      len = 3;
+      cp = b0 & 0x0F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      len = 4;
+      cp = b0 & 0x07;
+    } else
+      fail("invalid UTF-8");
     if (s_.size() - pos_ < len) fail("invalid UTF-8 (truncated sequence)");
     for (std::size_t i = 1; i < len; ++i) {
       unsigned char b = byte(pos_ + i);
@@ -203,14 +226,30 @@ class reader {
       if (at_end()) fail("unterminated escape");
       char e = s_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           unsigned cp = hex4();
           if (cp >= 0xDC00 && cp <= 0xDFFF) fail("a low surrogate without a high one");
@@ -224,7 +263,9 @@ class reader {
           put_utf8(out, cp);
           break;
         }
-        default: --pos_; fail(std::string("unknown escape '\\") + e + "'");
+        default:
+          --pos_;
+          fail(std::string("unknown escape '\\") + e + "'");
       }
     }
   }
@@ -262,7 +303,8 @@ class reader {
         pos_ = start;
         fail("integer out of the 64-bit range");
       }
-      if (i >= std::numeric_limits<std::int32_t>::min() && i <= std::numeric_limits<std::int32_t>::max())
+      if (i >= std::numeric_limits<std::int32_t>::min() &&
+          i <= std::numeric_limits<std::int32_t>::max())
         return value(static_cast<std::int32_t>(i));
       return value(i);
     }

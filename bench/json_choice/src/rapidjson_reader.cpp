@@ -85,11 +85,15 @@ rapidjson_reader::rapidjson_reader() : impl_(std::make_unique<impl>()) {}
 rapidjson_reader::~rapidjson_reader() = default;
 
 rapidrpc::value rapidjson_reader::parse(std::string_view text) {
-  return impl_->run<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag, true>(text);
+  return impl_
+      ->run<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag, true>(
+          text);
 }
 
 rapidrpc::value rapidjson_reader::parse_native_numbers(std::string_view text) {
-  return impl_->run<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseFullPrecisionFlag, false>(text);
+  return impl_
+      ->run<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseFullPrecisionFlag, false>(
+          text);
 }
 
 }  // namespace json_choice

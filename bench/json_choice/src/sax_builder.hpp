@@ -56,7 +56,8 @@ class sax_builder {
   }
 
   bool add_int64(std::int64_t i) {
-    if (i >= std::numeric_limits<std::int32_t>::min() && i <= std::numeric_limits<std::int32_t>::max())
+    if (i >= std::numeric_limits<std::int32_t>::min() &&
+        i <= std::numeric_limits<std::int32_t>::max())
       return add(rapidrpc::value(static_cast<std::int32_t>(i)));
     return add(rapidrpc::value(i));
   }

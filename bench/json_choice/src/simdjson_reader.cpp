@@ -26,7 +26,8 @@ rapidrpc::value from_number(ondemand::number n) {
   switch (n.get_number_type()) {
     case ondemand::number_type::signed_integer: {
       std::int64_t i = n.get_int64();
-      if (i >= std::numeric_limits<std::int32_t>::min() && i <= std::numeric_limits<std::int32_t>::max())
+      if (i >= std::numeric_limits<std::int32_t>::min() &&
+          i <= std::numeric_limits<std::int32_t>::max())
         return rapidrpc::value(static_cast<std::int32_t>(i));
       return rapidrpc::value(i);
     }
@@ -67,9 +68,12 @@ rapidrpc::value build(V& v, std::size_t depth) {
       }
       return rapidrpc::value(std::move(members));
     }
-    case ondemand::json_type::number: return from_number(get(v.get_number()));
-    case ondemand::json_type::string: return rapidrpc::value(get(v.get_string()));
-    case ondemand::json_type::boolean: return rapidrpc::value(get(v.get_bool()));
+    case ondemand::json_type::number:
+      return from_number(get(v.get_number()));
+    case ondemand::json_type::string:
+      return rapidrpc::value(get(v.get_string()));
+    case ondemand::json_type::boolean:
+      return rapidrpc::value(get(v.get_bool()));
     case ondemand::json_type::null:
       if (!get(v.is_null())) fail("invalid literal");
       return rapidrpc::value(rapidrpc::nil);

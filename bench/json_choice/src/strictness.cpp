@@ -101,9 +101,12 @@ std::vector<candidate> candidates() {
 std::string cell_text(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   if (out.size() > 80) out = out.substr(0, 77) + "...";
   return out;
@@ -136,7 +139,8 @@ std::string outcome(const candidate& c, const std::string& text) {
   close(fds[1]);
   std::string result;
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) result.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    result.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

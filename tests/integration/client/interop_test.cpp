@@ -38,9 +38,12 @@ enum class peer { rapidrpcd, python, rapidrpcd_json };
 
 const char* name_of(peer p) {
   switch (p) {
-    case peer::rapidrpcd: return "rapidrpcd";
-    case peer::python: return "python";
-    case peer::rapidrpcd_json: return "rapidrpcd_jsonrpc";
+    case peer::rapidrpcd:
+      return "rapidrpcd";
+    case peer::python:
+      return "python";
+    case peer::rapidrpcd_json:
+      return "rapidrpcd_jsonrpc";
   }
   return "?";
 }
@@ -175,11 +178,12 @@ TEST_P(Interop, I8) {
   if (python())
     GTEST_SKIP() << "Python's server cannot send integers beyond 32 bits (OverflowError), and "
                     "sends an i8 within them back as <int>";
-  for (std::int64_t v :
-       {INT64_MAX, INT64_MIN, std::int64_t{1} << 31, -(std::int64_t{1} << 31) - 1, std::int64_t{0}}) {
+  for (std::int64_t v : {INT64_MAX, INT64_MIN, std::int64_t{1} << 31, -(std::int64_t{1} << 31) - 1,
+                         std::int64_t{0}}) {
     // JSON has one kind of integer: an i8 within 32 bits comes back as an int.
     bool fits = v >= INT32_MIN && v <= INT32_MAX;
-    echo(value(v), GetParam() == peer::rapidrpcd_json && fits ? value(static_cast<std::int32_t>(v)) : value(v));
+    echo(value(v), GetParam() == peer::rapidrpcd_json && fits ? value(static_cast<std::int32_t>(v))
+                                                              : value(v));
   }
 }
 
@@ -381,7 +385,8 @@ TEST_P(Interop, ManyAsyncCallsInFlightOnOneIoContext) {
   EXPECT_LT(took, 2.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Peers, Interop, ::testing::Values(peer::rapidrpcd, peer::python, peer::rapidrpcd_json),
+INSTANTIATE_TEST_SUITE_P(Peers, Interop,
+                         ::testing::Values(peer::rapidrpcd, peer::python, peer::rapidrpcd_json),
                          peer_name);
 
 }  // namespace

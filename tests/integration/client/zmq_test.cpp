@@ -50,9 +50,9 @@ class zmq_daemon {
 
  private:
   zmq_daemon() : dir_(make_dir()) {
-    server_ = std::make_unique<test::child_server>(std::vector<std::string>{
-        RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0", "--zmq", "tcp://127.0.0.1:*", "--zmq",
-        "ipc://" + dir_ + "/rpc.sock"});
+    server_ = std::make_unique<test::child_server>(
+        std::vector<std::string>{RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0", "--zmq",
+                                 "tcp://127.0.0.1:*", "--zmq", "ipc://" + dir_ + "/rpc.sock"});
     // The endpoints are printed before the "listening on" line.
     static const std::regex bound(R"(JSON-RPC over ZeroMQ at (\S+))");
     const std::string& text = server_->startup_output();

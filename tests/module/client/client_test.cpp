@@ -553,10 +553,12 @@ TEST(ClientConnect, ANameIsResolved) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   addrinfo* found = nullptr;
-  if (::getaddrinfo(name, nullptr, &hints, &found) != 0) GTEST_SKIP() << "this machine cannot resolve its name";
+  if (::getaddrinfo(name, nullptr, &hints, &found) != 0)
+    GTEST_SKIP() << "this machine cannot resolve its name";
   bool loopback = false;
   for (addrinfo* a = found; a != nullptr; a = a->ai_next)
-    loopback = loopback || reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+    loopback = loopback || reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr.s_addr ==
+                               htonl(INADDR_LOOPBACK);
   ::freeaddrinfo(found);
   if (!loopback) GTEST_SKIP() << "this machine's name does not resolve to 127.0.0.1";
   scripted_server server(echo);

@@ -5,15 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace rapidrpc {
@@ -80,7 +80,8 @@ class ServerAccess : public ::testing::Test {
     ::rmdir(dir.c_str());
   }
   std::string url(std::string_view credentials) {
-    return "http://" + std::string(credentials) + "@127.0.0.1:" + std::to_string(srv->port()) + "/RPC2";
+    return "http://" + std::string(credentials) + "@127.0.0.1:" + std::to_string(srv->port()) +
+           "/RPC2";
   }
 
   std::string dir, log;
@@ -154,7 +155,8 @@ TEST_F(ServerAccess, ReopenLogsStartsANewFileAfterARename) {
     return lines_in(log) >= 1;
   }));
   EXPECT_EQ(lines_in(log + ".1"), 1u);
-  EXPECT_NE(slurp(log + ".1").find(" alice \"add\" 200 0 "), std::string::npos) << slurp(log + ".1");
+  EXPECT_NE(slurp(log + ".1").find(" alice \"add\" 200 0 "), std::string::npos)
+      << slurp(log + ".1");
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ void expect_refused(const server_options& o, const std::string& why) {
 }
 
 TEST(ServerOptions, IsolateOutsideAsyncPoolIsRefused) {
-  for (auto mode : {serving_mode::async, serving_mode::sequential, serving_mode::fork, serving_mode::prefork}) {
+  for (auto mode :
+       {serving_mode::async, serving_mode::sequential, serving_mode::fork, serving_mode::prefork}) {
     auto o = local();
     o.mode = mode;
     o.isolate = true;

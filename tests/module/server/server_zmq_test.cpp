@@ -24,8 +24,8 @@ namespace {
 using namespace std::chrono_literals;
 
 std::string add_request(int a, int b, int id) {
-  return R"({"jsonrpc":"2.0","method":"add","params":[)" + std::to_string(a) + "," + std::to_string(b) +
-         R"(],"id":)" + std::to_string(id) + "}";
+  return R"({"jsonrpc":"2.0","method":"add","params":[)" + std::to_string(a) + "," +
+         std::to_string(b) + R"(],"id":)" + std::to_string(id) + "}";
 }
 
 class dealer {
@@ -69,20 +69,24 @@ struct threads_seen {
 
 void add_methods(server& s, threads_seen* seen = nullptr) {
   s.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
-  s.add("heavy", [seen](std::int32_t ms) {
-    if (seen) {
-      std::lock_guard lock(seen->m);
-      seen->heavy = std::this_thread::get_id();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    return ms;
-  }, "", execution::pool);
+  s.add(
+      "heavy",
+      [seen](std::int32_t ms) {
+        if (seen) {
+          std::lock_guard lock(seen->m);
+          seen->heavy = std::this_thread::get_id();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        return ms;
+      },
+      "", execution::pool);
   s.methods().add_async<bool>("later", [seen](responder reply, std::int32_t ms) {
     if (seen) {
       std::lock_guard lock(seen->m);
       seen->later = std::this_thread::get_id();
     }
-    auto timer = std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(ms));
+    auto timer =
+        std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(ms));
     timer->async_wait([timer, reply](const boost::system::error_code&) { reply.reply(true); });
   });
 }
@@ -160,7 +164,8 @@ TEST(ServerZmq, AnAddressThatCannotBeBoundFailsStartAndReleasesThePort) {
     s.start();
     FAIL() << "start() did not throw";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("tcp://no-such-interface:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("tcp://no-such-interface:1"), std::string::npos)
+        << e.what();
   }
   EXPECT_TRUE(s.zmq_endpoints().empty());
   EXPECT_EQ(s.port(), 0);
@@ -182,7 +187,8 @@ TEST(ServerZmq, TheAuthorizerSeesThePeersAddress) {
   d.send(add_request(1, 2, 1));
   EXPECT_EQ(d.receive(), R"({"jsonrpc":"2.0","result":3,"id":1})");
   d.send(R"({"jsonrpc":"2.0","method":"heavy","params":[1],"id":2})");
-  EXPECT_EQ(d.receive(), R"({"jsonrpc":"2.0","error":{"code":-32002,"message":"not authorized"},"id":2})");
+  EXPECT_EQ(d.receive(),
+            R"({"jsonrpc":"2.0","error":{"code":-32002,"message":"not authorized"},"id":2})");
   std::lock_guard lock(m);
   EXPECT_EQ(seen, (std::vector<std::string>{"add@127.0.0.1", "heavy@127.0.0.1"}));
 }
@@ -206,8 +212,8 @@ TEST(ServerZmq, StopAnswersTheCallsInFlight) {
   s.start();
   dealer d(s.zmq_endpoints().front());
   for (int i = 0; i < 10; ++i)
-    d.send(R"({"jsonrpc":"2.0","method":")" + std::string(i % 2 ? "later" : "heavy") + R"(","params":[200],"id":)" +
-           std::to_string(i) + "}");
+    d.send(R"({"jsonrpc":"2.0","method":")" + std::string(i % 2 ? "later" : "heavy") +
+           R"(","params":[200],"id":)" + std::to_string(i) + "}");
   std::set<std::string> replies;
   wait_until_read(d, replies);
   s.stop(5s);
@@ -216,8 +222,8 @@ TEST(ServerZmq, StopAnswersTheCallsInFlight) {
   while (auto r = d.receive(1s)) replies.insert(*r);
   std::set<std::string> expected;
   for (int i = 0; i < 10; ++i)
-    expected.insert(R"({"jsonrpc":"2.0","result":)" + std::string(i % 2 ? "true" : "200") + R"(,"id":)" +
-                    std::to_string(i) + "}");
+    expected.insert(R"({"jsonrpc":"2.0","result":)" + std::string(i % 2 ? "true" : "200") +
+                    R"(,"id":)" + std::to_string(i) + "}");
   EXPECT_EQ(replies, expected);
 }
 

@@ -5,11 +5,11 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace rapidrpc::detail {
 namespace {
@@ -70,7 +70,8 @@ TEST(AccessLogLine, LongMethodNamesAreCutAndMarked) {
   std::string name(1000, 'm');
   r.method = name;
   std::string l = line(r);
-  EXPECT_NE(l.find(" \"" + std::string(max_logged_method, 'm') + "\"... 200 "), std::string::npos) << l;
+  EXPECT_NE(l.find(" \"" + std::string(max_logged_method, 'm') + "\"... 200 "), std::string::npos)
+      << l;
   name.assign(max_logged_method, 'm');
   r.method = name;
   EXPECT_NE(line(r).find(" \"" + name + "\" 200 "), std::string::npos);

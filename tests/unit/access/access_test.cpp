@@ -111,19 +111,19 @@ TEST(Password, HashRoundTripsWithAFreshSalt) {
 
 TEST(Password, MalformedHashesNeverMatch) {
   std::string good = correct_horse;
-  for (const std::string& bad : std::vector<std::string>{
-           std::string(""), std::string("correct horse"),
-           "$pbkdf2-sha1$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
-           "$pbkdf2-sha256$999$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
-           "$pbkdf2-sha256$01000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
-           "$pbkdf2-sha256$$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
-           "$pbkdf2-sha256$1000$$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
-           "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumG",
-           "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ=",
-           "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGR",
-           "$pbkdf2-sha256$1000$AAEC*wQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
-           "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw",
-           good + "$"}) {
+  for (
+      const std::string& bad : std::vector<std::string>{
+          std::string(""), std::string("correct horse"),
+          "$pbkdf2-sha1$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
+          "$pbkdf2-sha256$999$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
+          "$pbkdf2-sha256$01000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
+          "$pbkdf2-sha256$$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
+          "$pbkdf2-sha256$1000$$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
+          "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumG",
+          "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ=",
+          "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGR",
+          "$pbkdf2-sha256$1000$AAEC*wQFBgcICQoLDA0ODw$yRTMTwbMbo9G0VfjobWqerzuuxe7BETNTErBbKKumGQ",
+          "$pbkdf2-sha256$1000$AAECAwQFBgcICQoLDA0ODw", good + "$"}) {
     EXPECT_FALSE(valid_password_hash(bad)) << bad;
     EXPECT_FALSE(verify_password("correct horse", bad)) << bad;
   }
@@ -153,7 +153,8 @@ std::string parse_error(const std::string& text) {
 TEST(UsersFile, MalformedLinesNameTheLineAndNotTheHash) {
   std::string h = correct_horse;
   EXPECT_EQ(parse_error("alice:" + h + "\nbob\n"), "line 2: expected name:hash");
-  EXPECT_EQ(parse_error("alice:" + h + "\nalice:" + h + "\n"), "line 2: user \"alice\" appears twice");
+  EXPECT_EQ(parse_error("alice:" + h + "\nalice:" + h + "\n"),
+            "line 2: user \"alice\" appears twice");
   EXPECT_NE(parse_error(":" + h).find("line 1: bad user name"), std::string::npos);
   EXPECT_NE(parse_error("al ice:" + h).find("line 1: bad user name"), std::string::npos);
   EXPECT_NE(parse_error("al\"ice:" + h).find("line 1: bad user name"), std::string::npos);
@@ -209,9 +210,10 @@ TEST_F(AccessPolicy, GoodCredentialsAuthenticate) {
 }
 
 TEST_F(AccessPolicy, BadUnknownAndMalformedCredentialsDoNot) {
-  EXPECT_EQ(policy.authenticate(basic("Ym9iOng=")), nullptr);                      // bob:x
-  EXPECT_EQ(policy.authenticate(basic("bm9ib2R5OmNvcnJlY3QgaG9yc2U=")), nullptr);  // nobody:correct horse
-  EXPECT_EQ(policy.authenticate(basic("YWxpY2Vjb3JyZWN0")), nullptr);              // no ':'
+  EXPECT_EQ(policy.authenticate(basic("Ym9iOng=")), nullptr);  // bob:x
+  EXPECT_EQ(policy.authenticate(basic("bm9ib2R5OmNvcnJlY3QgaG9yc2U=")),
+            nullptr);                                                  // nobody:correct horse
+  EXPECT_EQ(policy.authenticate(basic("YWxpY2Vjb3JyZWN0")), nullptr);  // no ':'
   EXPECT_EQ(policy.authenticate(basic("YWxpY2U6Y29ycmVjdCBob3JzZQ")), nullptr);    // unpadded
   EXPECT_EQ(policy.authenticate(basic("YWxp!2U6Y29ycmVjdCBob3JzZQ==")), nullptr);  // not base64
   EXPECT_EQ(policy.authenticate("Bearer YWxpY2U6Y29ycmVjdCBob3JzZQ=="), nullptr);
@@ -241,7 +243,8 @@ TEST_F(AccessPolicy, UnknownUsersCostAsMuchAsKnownOnes) {
   auto unknown = std::min({time(basic("bm9ib2R5Ondyb25n")), time(basic("bm9ib2R5Ondyb25n"))});
   // Both run one PBKDF2 of 50,000 iterations (milliseconds of CPU); a
   // shortcut for unknown names would take microseconds.
-  EXPECT_GT(unknown, known / 2) << "known " << known.count() << " ns, unknown " << unknown.count() << " ns";
+  EXPECT_GT(unknown, known / 2) << "known " << known.count() << " ns, unknown " << unknown.count()
+                                << " ns";
 }
 
 TEST_F(AccessPolicy, CheckHeaderRemembersTheConnectionsCredentials) {
@@ -270,8 +273,8 @@ TEST_F(AccessPolicy, AVerifiedCredentialIsCheapTheSecondTime) {
   for (int i = 0; i < 10; ++i) ASSERT_NE(slow.authenticate(header), nullptr);
   auto ten_more = thread_cpu_time() - t0;
   // Without the cache each would cost as much as the first.
-  EXPECT_LT(ten_more, first / 10) << "the loop's cache did not spare PBKDF2: first " << first.count()
-                                  << " ns, ten more " << ten_more.count() << " ns";
+  EXPECT_LT(ten_more, first / 10) << "the loop's cache did not spare PBKDF2: first "
+                                  << first.count() << " ns, ten more " << ten_more.count() << " ns";
 }
 
 TEST(AccessPolicyBuild, MalformedEntriesThrow) {

@@ -20,8 +20,9 @@ namespace {
 
 // ---- response framing ---------------------------------------------------------------
 
-const std::string body = "<?xml version=\"1.0\"?>\n<methodResponse><params><param><value><int>8</int>"
-                         "</value></param></params></methodResponse>";
+const std::string body =
+    "<?xml version=\"1.0\"?>\n<methodResponse><params><param><value><int>8</int>"
+    "</value></param></params></methodResponse>";
 
 std::string with_length(const std::string& extra = "") {
   return "HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/xml\r\nContent-Length: " +
@@ -38,7 +39,8 @@ TEST(ResponseFraming, NeedsMoreAtEverySplitThenCompletes) {
     std::string scratch;
     for (std::size_t cut = 0; cut < wire.size(); ++cut) {
       response_frame f;
-      EXPECT_EQ(frame_response(std::string_view(wire).substr(0, cut), false, f, scratch), frame_status::need_more)
+      EXPECT_EQ(frame_response(std::string_view(wire).substr(0, cut), false, f, scratch),
+                frame_status::need_more)
           << "cut at " << cut;
     }
     response_frame f;
@@ -54,7 +56,9 @@ TEST(ResponseFraming, NeedsMoreAtEverySplitThenCompletes) {
 TEST(ResponseFraming, DechunksTheBody) {
   std::string scratch;
   response_frame f;
-  std::string wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\nA\r\n0123456789\r\n0\r\n\r\n";
+  std::string wire =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, "
+      "chunked\r\n\r\n3\r\nabc\r\nA\r\n0123456789\r\n0\r\n\r\n";
   ASSERT_EQ(frame_response(wire, false, f, scratch), frame_status::complete);
   EXPECT_EQ(f.body, "abc0123456789");
 }
@@ -62,13 +66,15 @@ TEST(ResponseFraming, DechunksTheBody) {
 TEST(ResponseFraming, KeepAliveFollowsVersionAndConnection) {
   std::string scratch;
   response_frame f;
-  ASSERT_EQ(frame_response(with_length("Connection: close\r\n"), false, f, scratch), frame_status::complete);
+  ASSERT_EQ(frame_response(with_length("Connection: close\r\n"), false, f, scratch),
+            frame_status::complete);
   EXPECT_FALSE(f.keep_alive);
   std::string http10 = with_length();
   http10[7] = '0';
   ASSERT_EQ(frame_response(http10, false, f, scratch), frame_status::complete);
   EXPECT_FALSE(f.keep_alive);
-  ASSERT_EQ(frame_response(http10.insert(http10.find("\r\n\r\n") + 2, "Connection: Keep-Alive\r\n"), false, f, scratch),
+  ASSERT_EQ(frame_response(http10.insert(http10.find("\r\n\r\n") + 2, "Connection: Keep-Alive\r\n"),
+                           false, f, scratch),
             frame_status::complete);
   EXPECT_TRUE(f.keep_alive);
   EXPECT_EQ(f.body, body);
@@ -87,7 +93,8 @@ TEST(ResponseFraming, BodyWithoutLengthEndsWithTheConnection) {
 TEST(ResponseFraming, NoBodyStatuses) {
   std::string scratch;
   response_frame f;
-  ASSERT_EQ(frame_response("HTTP/1.1 204 No Content\r\n\r\nrest", false, f, scratch), frame_status::complete);
+  ASSERT_EQ(frame_response("HTTP/1.1 204 No Content\r\n\r\nrest", false, f, scratch),
+            frame_status::complete);
   EXPECT_EQ(f.status, 204);
   EXPECT_EQ(f.consumed, 27u);
   EXPECT_TRUE(f.body.empty());
@@ -95,12 +102,12 @@ TEST(ResponseFraming, NoBodyStatuses) {
 
 TEST(ResponseFraming, RejectsWhatIsNotHttp) {
   std::string scratch;
-  for (std::string bad : {"HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n", "ICY 200 OK\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
-                          "HTTP/1.1 200 OK\r\nno colon\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
-                          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"}) {
+  for (std::string bad :
+       {"HTTP/2 200 OK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n", "ICY 200 OK\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+        "HTTP/1.1 200 OK\r\nno colon\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"}) {
     response_frame f;
     EXPECT_EQ(frame_response(bad, false, f, scratch), frame_status::bad) << bad;
     EXPECT_NE(f.error, nullptr);
@@ -113,14 +120,17 @@ TEST(ResponseFraming, RejectsWhatIsNotHttp) {
 // ---- output -------------------------------------------------------------------------
 
 TEST(Output, JsonIsTheJsonRpcMapping) {
-  EXPECT_EQ(to_json(value(structure{{"a", value(array{value(1), value(2.5), value("x"), value(nil)})}})),
-            R"({"a":[1,2.5,"x",null]})");
+  EXPECT_EQ(
+      to_json(value(structure{{"a", value(array{value(1), value(2.5), value("x"), value(nil)})}})),
+      R"({"a":[1,2.5,"x",null]})");
   EXPECT_EQ(to_json(value(2.0)), "2.0");
   EXPECT_EQ(to_json(value(bytes(std::string_view("Hello")))), R"({"$base64":"SGVsbG8="})");
-  EXPECT_EQ(to_json(value(date_time{2024, 1, 31, 12, 30, 0})), R"({"$datetime":"2024-01-31T12:30:00"})");
+  EXPECT_EQ(to_json(value(date_time{2024, 1, 31, 12, 30, 0})),
+            R"({"$datetime":"2024-01-31T12:30:00"})");
   // What --json prints reads back, as an argument, as the same value.
   const value all(array{value(std::int64_t{1} << 40), value(-0.5), value(true), value(bytes()),
-                        value(date_time{2024, 2, 29, 23, 59, 60}), value(structure{{"k", value("v")}})});
+                        value(date_time{2024, 2, 29, 23, 59, 60}),
+                        value(structure{{"k", value("v")}})});
   EXPECT_EQ(parse_argument(to_json(all)), all);
 }
 
@@ -148,12 +158,15 @@ TEST(Output, LongExpectedResultsAreShortened) {
   std::string digits;
   for (int i = 0; i < 4180; ++i) digits += static_cast<char>('0' + (i * 7 + 3) % 10);
   const std::string s = shortened_json(value(digits));
-  EXPECT_EQ(s, "\"" + digits.substr(0, 32) + "..." + digits.substr(4180 - 32) + "\" (4,180 characters)");
+  EXPECT_EQ(
+      s, "\"" + digits.substr(0, 32) + "..." + digits.substr(4180 - 32) + "\" (4,180 characters)");
   EXPECT_LE(s.size(), 100u);
   // Characters, not bytes: a cut never splits a UTF-8 sequence.
   std::string accents;
   for (int i = 0; i < 100; ++i) accents += "\xC3\xA9";
-  EXPECT_EQ(shortened_json(value(accents), 10), "\"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\" (100 characters)");
+  EXPECT_EQ(
+      shortened_json(value(accents), 10),
+      "\"\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9...\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\" (100 characters)");
   array many;
   for (int i = 0; i < 1000; ++i) many.push_back(value(i));
   EXPECT_EQ(shortened_json(value(many), 20), "[0,1,2 ... 8,999] (3,891 characters of JSON)");
@@ -177,9 +190,29 @@ TEST(Arguments, TypedForms) {
   EXPECT_EQ(parse_argument("plain"), value("plain"));
   EXPECT_EQ(parse_argument(""), value(""));
   EXPECT_EQ(parse_argument("ab/c"), value("ab/c"));
-  for (const char* bad : {"i/", "i/-", "i/1.0", "i/ 1", "i/2147483648", "I/1e3", "d/", "d/inf", "d/1e400", "d/0x1",
-                          "b/", "b/1", "n/0", "h/0", "h/0g", "6/AP9=", "6/A===", "8/20230229T00:00:00",
-                          "8/20240101T24:00:00", "8/20240101T00:00:00Z", "?/x", "[1", "\"open"})
+  for (const char* bad : {"i/",
+                          "i/-",
+                          "i/1.0",
+                          "i/ 1",
+                          "i/2147483648",
+                          "I/1e3",
+                          "d/",
+                          "d/inf",
+                          "d/1e400",
+                          "d/0x1",
+                          "b/",
+                          "b/1",
+                          "n/0",
+                          "h/0",
+                          "h/0g",
+                          "6/AP9=",
+                          "6/A===",
+                          "8/20230229T00:00:00",
+                          "8/20240101T24:00:00",
+                          "8/20240101T00:00:00Z",
+                          "?/x",
+                          "[1",
+                          "\"open"})
     EXPECT_THROW(parse_argument(bad), argument_error) << bad;
 }
 
@@ -192,7 +225,8 @@ TEST(Arguments, JsonByTheCodecsMapping) {
   EXPECT_EQ(parse_argument(R"({"a":[1,2.5,"x",null]})"),
             value(structure{{"a", value(array{value(1), value(2.5), value("x"), value(nil)})}}));
   EXPECT_EQ(parse_argument(R"({"$base64":"SGk="})"), value(bytes(std::string_view("Hi"))));
-  EXPECT_EQ(parse_argument(R"({"$datetime":"2024-01-31T12:30:00"})"), value(date_time{2024, 1, 31, 12, 30, 0}));
+  EXPECT_EQ(parse_argument(R"({"$datetime":"2024-01-31T12:30:00"})"),
+            value(date_time{2024, 1, 31, 12, 30, 0}));
   EXPECT_EQ(parse_argument(R"({"base64":"SGk="})"), value(structure{{"base64", value("SGk=")}}));
   for (const char* bad : {"[1,]", "{\"a\":1,\"a\":2}", "9223372036854775808", "1e999"})
     EXPECT_THROW(parse_argument(bad), argument_error) << bad;
@@ -201,7 +235,9 @@ TEST(Arguments, JsonByTheCodecsMapping) {
     parse_argument("[1,]");
     ADD_FAILURE();
   } catch (const argument_error& e) {
-    EXPECT_NE(std::string(e.what()).find("argument '[1,]': invalid JSON at offset"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("argument '[1,]': invalid JSON at offset"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(parse_json_argument("--expect", "{"), argument_error);
 }
@@ -209,8 +245,8 @@ TEST(Arguments, JsonByTheCodecsMapping) {
 // ---- histogram ----------------------------------------------------------------------------
 
 TEST(Histogram, BucketsCoverEveryValueWithinPrecision) {
-  const std::uint64_t values[] = {0, 1, 255, 256, 257, 1000, 123456789, (std::uint64_t{1} << 40) + 12345,
-                                  UINT64_MAX};
+  const std::uint64_t values[] = {
+      0, 1, 255, 256, 257, 1000, 123456789, (std::uint64_t{1} << 40) + 12345, UINT64_MAX};
   for (std::uint64_t v : values) {
     auto i = histogram::index_of(v);
     ASSERT_LT(i, histogram::bucket_count);
@@ -258,7 +294,8 @@ TEST(LoadSchedule, SharesSpreadConnectionsCallsAndRate) {
     connections += s.connections;
     calls += s.quota;
     rate += s.rate;
-    EXPECT_EQ(s.phase, std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::milliseconds(10) * t));
+    EXPECT_EQ(s.phase, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::milliseconds(10) * t));
   }
   EXPECT_EQ(connections, 5u);
   EXPECT_EQ(calls, 11u);
@@ -311,7 +348,8 @@ TEST(LoadSchedule, OpenLoopCallsComeDueAtTheRateAndWaitInOrder) {
   std::vector<std::chrono::steady_clock::time_point> due;
   while (auto d = s.take_due(t0 + 250ms)) due.push_back(*d);
   ASSERT_EQ(due.size(), 3u);
-  EXPECT_EQ(due[1] - due[0], std::chrono::duration_cast<std::chrono::steady_clock::duration>(100ms));
+  EXPECT_EQ(due[1] - due[0],
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(100ms));
   EXPECT_EQ(s.next_due(), t0 + 305ms);
   // Deferred calls come back oldest first.
   s.defer(due[0]);

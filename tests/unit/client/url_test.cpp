@@ -11,9 +11,10 @@ namespace {
 
 TEST(Localhost, OneRuleInAnyCase) {
   // The rule the server's listener, the client and rapidrpc bench share.
-  for (const char* host : {"localhost", "LocalHost", "LOCALHOST"}) EXPECT_TRUE(is_localhost(host)) << host;
-  for (const char* host : {"", "localhos", "localhost.", "xlocalhost", "localhost.localdomain", "127.0.0.1",
-                           "::1", "local\x80host"})
+  for (const char* host : {"localhost", "LocalHost", "LOCALHOST"})
+    EXPECT_TRUE(is_localhost(host)) << host;
+  for (const char* host : {"", "localhos", "localhost.", "xlocalhost", "localhost.localdomain",
+                           "127.0.0.1", "::1", "local\x80host"})
     EXPECT_FALSE(is_localhost(host)) << host;
 }
 

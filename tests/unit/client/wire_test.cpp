@@ -36,8 +36,10 @@ TEST(RequestHead, HostHeaderOmitsPort80AndBracketsIpv6) {
 
 TEST(RequestHead, HostHeaderOmitsTheSchemesDefaultPortOnly) {
   EXPECT_NE(head_for("https://example.com/x").find("\r\nHost: example.com\r\n"), std::string::npos);
-  EXPECT_NE(head_for("https://example.com:80/x").find("\r\nHost: example.com:80\r\n"), std::string::npos);
-  EXPECT_NE(head_for("http://example.com:443/x").find("\r\nHost: example.com:443\r\n"), std::string::npos);
+  EXPECT_NE(head_for("https://example.com:80/x").find("\r\nHost: example.com:80\r\n"),
+            std::string::npos);
+  EXPECT_NE(head_for("http://example.com:443/x").find("\r\nHost: example.com:443\r\n"),
+            std::string::npos);
 }
 
 TEST(RequestHead, GzipBodyAndNoAcceptEncoding) {

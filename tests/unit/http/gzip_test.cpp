@@ -64,7 +64,8 @@ TEST(Gzip, AWrongSizeFieldStillGivesTheData) {
   std::string packed, out;
   gzip(std::string(5000, 'w'), packed);
   for (std::uint32_t size : {0u, 10u, 4999u, 5001u, 900'000u, 0xffffffffu})
-    EXPECT_EQ(gunzip(with_claimed_size(packed, size), out, 1 << 20), inflate_result::corrupt) << size;
+    EXPECT_EQ(gunzip(with_claimed_size(packed, size), out, 1 << 20), inflate_result::corrupt)
+        << size;
 }
 
 TEST(Gzip, ConcatenatedMembers) {

@@ -56,7 +56,8 @@ parsed feed(std::string_view wire, const std::vector<std::size_t>& cuts,
   return out;
 }
 
-const std::string kBody = "<?xml version=\"1.0\"?><methodCall><methodName>x</methodName></methodCall>";
+const std::string kBody =
+    "<?xml version=\"1.0\"?><methodCall><methodName>x</methodName></methodCall>";
 
 std::string post(std::string extra_headers, std::string body = kBody) {
   return "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Type: text/xml\r\n" + extra_headers +
@@ -153,7 +154,8 @@ TEST(RequestParser, MalformedFramingIsAnError) {
            std::string("POST /RPC2 HTTP/1.1\r\nContent-Length: abc\r\n\r\n"),
            std::string("POST /RPC2 HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"),
            std::string("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-           std::string("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\n"),
+           std::string("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+                       "3\r\n\r\n0\r\n\r\n"),
            std::string("POST /RPC2 HTTP/9.9\r\n\r\n"),
            std::string("POST\r\n\r\n"),
            std::string("POST /RPC2 HTTP/1.1\r\nBad Header\r\n\r\n"),

@@ -47,8 +47,8 @@ run feed(std::string_view wire, std::size_t step, std::size_t header_limit = 102
 }
 
 std::string post(std::string body, std::string headers = "") {
-  return "POST /RPC2 HTTP/1.1\r\nHost: h\r\n" + headers + "Content-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
+  return "POST /RPC2 HTTP/1.1\r\nHost: h\r\n" + headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 TEST(RequestReader, PipelinedRequestsAtEveryReadSize) {
@@ -81,7 +81,9 @@ TEST(RequestReader, PostWithoutLengthIs411) {
 
 TEST(RequestReader, FramingErrors) {
   EXPECT_EQ(feed(post(std::string(101, 'x')), 10, 1024, 100).error, 413);
-  EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 4).error, 400);
+  EXPECT_EQ(
+      feed("POST /RPC2 HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 4).error,
+      400);
   EXPECT_EQ(feed("POST /RPC2 HTTP/2.0\r\nContent-Length: 0\r\n\r\n", 4).error, 505);
 }
 
@@ -107,8 +109,8 @@ TEST(RequestReader, HeaderFieldLimitIs431) {
   EXPECT_EQ(feed(post("x", fields), 3, 1024, 1 << 20, 8192, 11).error, 0);
   EXPECT_EQ(feed(post("x", fields), 3, 1024, 1 << 20, 8192, 10).error, 431);
   // Trailer fields count too.
-  std::string chunked = "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n" +
-                        fields + "\r\n";
+  std::string chunked =
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n" + fields + "\r\n";
   EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 10).error, 0);
   EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 9).error, 431);
 }
@@ -124,7 +126,8 @@ TEST(RequestReader, AmbiguousFramingIs400) {
       "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\nContent-Length: 2\r\n\r\nab",
       "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nab",
       "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+      "chunked\r\n\r\n0\r\n\r\n",
       "POST /RPC2 HTTP/1.1\r\nContent-Length : 2\r\n\r\nab",
       "POST /RPC2 HTTP/1.1\nContent-Length: 2\n\nab",
       "POST /RPC2 HTTP/1.1\r\nContent-Length: +2\r\n\r\nab",
@@ -133,8 +136,10 @@ TEST(RequestReader, AmbiguousFramingIs400) {
       "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
   };
   for (const char* wire : cases)
-    for (std::size_t step : {1u, 4096u}) EXPECT_EQ(feed(wire, step).error, 400) << step << ": " << wire;
-  EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 1).bodies,
+    for (std::size_t step : {1u, 4096u})
+      EXPECT_EQ(feed(wire, step).error, 400) << step << ": " << wire;
+  EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 1)
+                .bodies,
             std::vector<std::string>{"ab"});
 }
 

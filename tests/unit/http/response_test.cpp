@@ -11,7 +11,8 @@ TEST(Response, HeadHasTheHeadersClientsExpect) {
   head.content_length = 42;
   write_head(out, "rapidrpc/1", head);
   EXPECT_EQ(out.rfind("HTTP/1.1 200 OK\r\nServer: rapidrpc/1\r\nDate: ", 0), 0u);
-  EXPECT_NE(out.find("\r\nContent-Type: text/xml\r\nContent-Length: 42\r\n\r\n"), std::string::npos);
+  EXPECT_NE(out.find("\r\nContent-Type: text/xml\r\nContent-Length: 42\r\n\r\n"),
+            std::string::npos);
   EXPECT_EQ(out.find("Connection"), std::string::npos);  // keep-alive is HTTP/1.1's default
 }
 

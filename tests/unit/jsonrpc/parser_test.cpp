@@ -47,7 +47,8 @@ error_reply single_error(std::string_view text) {
 }
 
 value param(std::string_view json) {
-  auto r = single(std::string(R"({"jsonrpc":"2.0","method":"m","params":[)") + std::string(json) + "],\"id\":1}");
+  auto r = single(std::string(R"({"jsonrpc":"2.0","method":"m","params":[)") + std::string(json) +
+                  "],\"id\":1}");
   EXPECT_EQ(r.params.size(), 1u) << json;
   return r.params.empty() ? value{} : r.params[0];
 }
@@ -62,7 +63,8 @@ TEST(Request, Positional) {
 }
 
 TEST(Request, Named) {
-  auto r = single(R"({"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3})");
+  auto r = single(
+      R"({"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3})");
   ASSERT_TRUE(r.named);
   EXPECT_EQ(*r.named, (structure{{"minuend", std::int32_t{42}}, {"subtrahend", std::int32_t{23}}}));
   EXPECT_TRUE(r.params.empty());
@@ -105,7 +107,10 @@ TEST(Request, IdOfAWrongTypeIsInvalid) {
 }
 
 TEST(Request, EnvelopeErrorsKeepAReadableId) {
-  struct { std::string text; std::string id; } cases[] = {
+  struct {
+    std::string text;
+    std::string id;
+  } cases[] = {
       {R"({"jsonrpc":"2.0","method":1,"params":"bar"})", "null"},
       {R"({"jsonrpc":"2.0","method":"m","params":"bar","id":4})", "4"},
       {R"({"jsonrpc":"1.0","method":"m","id":5})", "5"},
@@ -124,9 +129,12 @@ TEST(Request, EnvelopeErrorsKeepAReadableId) {
 }
 
 TEST(Request, MethodNameRules) {
-  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"a\u0000b","id":1})").code, fault_code::invalid_request);
-  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"","id":1})").code, fault_code::invalid_request);
-  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"a\nb","id":1})").code, fault_code::invalid_request);
+  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"a\u0000b","id":1})").code,
+            fault_code::invalid_request);
+  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"","id":1})").code,
+            fault_code::invalid_request);
+  EXPECT_EQ(single_error(R"({"jsonrpc":"2.0","method":"a\nb","id":1})").code,
+            fault_code::invalid_request);
   std::string huge(300, 'x');
   auto e = single_error(R"({"jsonrpc":"2.0","method":")" + huge + R"(","id":1})");
   EXPECT_EQ(e.code, fault_code::invalid_request);
@@ -174,7 +182,8 @@ TEST(Values, Markers) {
             value(structure{{"$datetime", "20240131T12:30:00"}}));
   EXPECT_EQ(param(R"({"$datetime":"2024-02-30T00:00:00"})"),
             value(structure{{"$datetime", "2024-02-30T00:00:00"}}));
-  EXPECT_EQ(param(R"({"$base64":"SGk=","x":1})"), value(structure{{"$base64", "SGk="}, {"x", std::int32_t{1}}}));
+  EXPECT_EQ(param(R"({"$base64":"SGk=","x":1})"),
+            value(structure{{"$base64", "SGk="}, {"x", std::int32_t{1}}}));
 }
 
 TEST(Values, OutOfRangeNumbersAreInvalidParams) {
@@ -217,7 +226,8 @@ TEST(Batch, EmptyAndTooLarge) {
   EXPECT_EQ(parse_bad("[]").code, fault_code::invalid_request);
   limits lim;
   lim.max_batch = 3;
-  std::string three = R"([{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","method":"m"}])";
+  std::string three =
+      R"([{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","method":"m"},{"jsonrpc":"2.0","method":"m"}])";
   EXPECT_EQ(parse_ok(three, lim).entries.size(), 3u);
   std::string four = three.substr(0, three.size() - 1) + R"(,{"jsonrpc":"2.0","method":"m"}])";
   auto e = parse_bad(four, lim);
@@ -226,14 +236,41 @@ TEST(Batch, EmptyAndTooLarge) {
 }
 
 TEST(Text, ParseErrors) {
-  for (std::string text : {
-           R"({"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz])",
-           R"([{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method")",
-           "", " ", "{", "[", "{\"a\":}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "0x10", "NaN",
-           "Infinity", "'x'", "[1] [2]", "{} x", "\"\\x\"", "\"\\u12\"", "\"a\tb\"", "[tru]", "nul",
-           "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\xC3\"", "\"\xED\xA0\x80\"",
-           "\"\xC0\xAF\"", "\"\xF4\x90\x80\x80\"", "\xEF\xBB\xBF{}",
-       }) {
+  for (
+      std::string text : {
+          R"({"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz])",
+          R"([{"jsonrpc": "2.0", "method": "sum", "params": [1,2,4], "id": "1"},{"jsonrpc": "2.0", "method")",
+          "",
+          " ",
+          "{",
+          "[",
+          "{\"a\":}",
+          "[1,]",
+          "{\"a\":1,}",
+          "01",
+          "1.",
+          ".5",
+          "+1",
+          "0x10",
+          "NaN",
+          "Infinity",
+          "'x'",
+          "[1] [2]",
+          "{} x",
+          "\"\\x\"",
+          "\"\\u12\"",
+          "\"a\tb\"",
+          "[tru]",
+          "nul",
+          "\"\\ud800\"",
+          "\"\\udc00\"",
+          "\"\\ud800\\u0041\"",
+          "\"\xC3\"",
+          "\"\xED\xA0\x80\"",
+          "\"\xC0\xAF\"",
+          "\"\xF4\x90\x80\x80\"",
+          "\xEF\xBB\xBF{}",
+      }) {
     auto e = parse_bad(text);
     EXPECT_EQ(e.code, fault_code::parse_error) << text;
     EXPECT_EQ(e.id, "null") << text;
@@ -241,11 +278,13 @@ TEST(Text, ParseErrors) {
 }
 
 TEST(Text, NeitherObjectNorArray) {
-  for (std::string text : {"1", "\"x\"", "null", "true"}) EXPECT_EQ(parse_bad(text).code, fault_code::invalid_request) << text;
+  for (std::string text : {"1", "\"x\"", "null", "true"})
+    EXPECT_EQ(parse_bad(text).code, fault_code::invalid_request) << text;
 }
 
 TEST(Text, EveryPrefixOfARequestIsRejectedCleanly) {
-  std::string text = R"([{"jsonrpc":"2.0","method":"m","params":[1,-2.5e3,"a\u00e9",{"k":[null,true]}],"id":"x"}])";
+  std::string text =
+      R"([{"jsonrpc":"2.0","method":"m","params":[1,-2.5e3,"a\u00e9",{"k":[null,true]}],"id":"x"}])";
   for (std::size_t n = 0; n < text.size(); ++n) {
     auto r = parse_request(text.substr(0, n));
     ASSERT_TRUE(std::holds_alternative<error_reply>(r)) << n;
@@ -258,7 +297,8 @@ TEST(Limits, Depth) {
   limits lim;
   lim.max_depth = 4;
   auto nested = [](int n) {
-    return R"({"jsonrpc":"2.0","method":"m","params":)" + std::string(n, '[') + std::string(n, ']') + R"(,"id":1})";
+    return R"({"jsonrpc":"2.0","method":"m","params":)" + std::string(n, '[') +
+           std::string(n, ']') + R"(,"id":1})";
   };
   // params itself is level one.
   EXPECT_TRUE(std::holds_alternative<message>(parse_request(nested(4), lim)));
@@ -287,13 +327,15 @@ TEST(Response, ResultAndError) {
   EXPECT_EQ(std::get<response>(r).id, "1");
   EXPECT_EQ(std::get<value>(std::get<response>(r).outcome), value(std::int32_t{19}));
 
-  auto e = parse_response(R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"no such"},"id":"1"})");
+  auto e = parse_response(
+      R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"no such"},"id":"1"})");
   ASSERT_TRUE(std::holds_alternative<response>(e));
   const auto& f = std::get<fault>(std::get<response>(e).outcome);
   EXPECT_EQ(f.code(), -32601);
   EXPECT_EQ(f.message(), "Method not found: no such");
 
-  auto custom = parse_response(R"({"jsonrpc":"2.0","error":{"code":-32500,"message":"overflow"},"id":2})");
+  auto custom =
+      parse_response(R"({"jsonrpc":"2.0","error":{"code":-32500,"message":"overflow"},"id":2})");
   EXPECT_EQ(std::get<fault>(std::get<response>(custom).outcome).message(), "overflow");
 }
 
@@ -342,7 +384,8 @@ TEST(Value, AnyJsonValueWithTheMapping) {
   EXPECT_EQ(value_ok("1E2"), value(100.0));
   EXPECT_EQ(value_ok(" null "), value(nil));
   EXPECT_EQ(value_ok("\"x\""), value("x"));
-  EXPECT_EQ(value_ok("[true,false,{}]"), value(array{value(true), value(false), value(structure{})}));
+  EXPECT_EQ(value_ok("[true,false,{}]"),
+            value(array{value(true), value(false), value(structure{})}));
   EXPECT_EQ(value_ok(R"({"$base64":"SGk="})"), value(bytes(std::string_view("Hi"))));
   EXPECT_EQ(value_ok(R"([{"$datetime":"2024-01-31T12:30:00"}])"),
             value(array{value(date_time{2024, 1, 31, 12, 30, 0})}));
@@ -354,15 +397,16 @@ TEST(Value, StringsAndEscapes) {
   EXPECT_EQ(value_ok(R"("\ud83d\ude00")"), value("\xF0\x9F\x98\x80"));
   EXPECT_EQ(value_ok(R"("\u00e9\/\b\f\n\r\t\"\\")"), value("\xC3\xA9/\b\f\n\r\t\"\\"));
   EXPECT_EQ(value_ok("\"\xE2\x82\xAC\""), value("\xE2\x82\xAC"));
-  for (const char* bad : {R"("\ud800")", R"("\ud800\u0041")", R"("\udc00")", R"("\u12")", R"("\x")",
-                          "\"\x01\"", "\"\xC3\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"",
-                          "\"\xF4\x90\x80\x80\"", "\"abc", "'a'"})
+  for (const char* bad :
+       {R"("\ud800")", R"("\ud800\u0041")", R"("\udc00")", R"("\u12")", R"("\x")", "\"\x01\"",
+        "\"\xC3\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"", "\"abc", "'a'"})
     EXPECT_EQ(value_error(bad), fault_code::parse_error) << bad;
 }
 
 TEST(Value, Strictness) {
-  for (const char* bad : {"", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "1e", "-", "[1 2]", "{a:1}",
-                          "{\"a\" 1}", "tru", "nul", "[1]x", "NaN", "Infinity", "[1]/*c*/"})
+  for (const char* bad :
+       {"", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "+1", "1e", "-", "[1 2]", "{a:1}", "{\"a\" 1}",
+        "tru", "nul", "[1]x", "NaN", "Infinity", "[1]/*c*/"})
     EXPECT_EQ(value_error(bad), fault_code::parse_error) << bad;
   EXPECT_EQ(value_error("9223372036854775808"), fault_code::invalid_params);
   EXPECT_EQ(value_error("1e999"), fault_code::invalid_params);

@@ -27,11 +27,14 @@ TEST(Writer, Scalars) {
   EXPECT_EQ(json(value(true)), "true");
   EXPECT_EQ(json(value(nil)), "null");
   EXPECT_EQ(json(value(bytes{{'H', 'i'}})), R"({"$base64":"SGk="})");
-  EXPECT_EQ(json(value(date_time{2024, 1, 31, 12, 30, 5})), R"({"$datetime":"2024-01-31T12:30:05"})");
+  EXPECT_EQ(json(value(date_time{2024, 1, 31, 12, 30, 5})),
+            R"({"$datetime":"2024-01-31T12:30:05"})");
 }
 
 TEST(Writer, Strings) {
-  EXPECT_EQ(json(value(std::string("a\"\\/\b\f\n\r\t\x01\x1f\x7f"))), R"("a\"\\/\b\f\n\r\t\u0001\u001f)" "\x7f\"");
+  EXPECT_EQ(json(value(std::string("a\"\\/\b\f\n\r\t\x01\x1f\x7f"))),
+            R"("a\"\\/\b\f\n\r\t\u0001\u001f)"
+            "\x7f\"");
   EXPECT_EQ(json(value(std::string("a\0b", 3))), R"("a\u0000b")");
   EXPECT_EQ(json(value(std::string("\xC3\xA9\xF0\x9F\x98\x80"))), "\"\xC3\xA9\xF0\x9F\x98\x80\"");
 }
@@ -46,9 +49,11 @@ TEST(Writer, Containers) {
 TEST(Writer, RefusesWhatJsonCannotCarry) {
   std::string out = "keep";
   EXPECT_THROW(write_value(out, value(array{"ok", std::string("\xFF")})), std::invalid_argument);
-  EXPECT_THROW(write_value(out, value(std::numeric_limits<double>::infinity())), std::invalid_argument);
+  EXPECT_THROW(write_value(out, value(std::numeric_limits<double>::infinity())),
+               std::invalid_argument);
   EXPECT_THROW(write_value(out, value(std::nan(""))), std::invalid_argument);
-  EXPECT_THROW(write_value(out, value(std::string("\xED\xA0\x80"))), std::invalid_argument);  // a surrogate
+  EXPECT_THROW(write_value(out, value(std::string("\xED\xA0\x80"))),
+               std::invalid_argument);  // a surrogate
   EXPECT_EQ(out, "keep");
 }
 
@@ -57,8 +62,13 @@ TEST(Writer, StringsWithInvalidUtf8ThrowOrAreRepaired) {
   EXPECT_THROW(write_string(out, "a\xFF"), std::invalid_argument);
   EXPECT_EQ(out, "keep");
   out.clear();
-  write_string(out, "a\xFF" "b\xC3\xA9\xC3", invalid_utf8::replace);
-  EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xC3\xA9\xEF\xBF\xBD\"");
+  write_string(out,
+               "a\xFF"
+               "b\xC3\xA9\xC3",
+               invalid_utf8::replace);
+  EXPECT_EQ(out,
+            "\"a\xEF\xBF\xBD"
+            "b\xC3\xA9\xEF\xBF\xBD\"");
 }
 
 TEST(Writer, Envelopes) {
@@ -79,22 +89,30 @@ TEST(Writer, Errors) {
   EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null})");
   out.clear();
   write_error(out, "1", fault_code::method_not_found, "no method named x");
-  EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"no method named x"},"id":1})");
+  EXPECT_EQ(
+      out,
+      R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"no method named x"},"id":1})");
   out.clear();
   write_error(out, "1", fault_code::method_not_found, "method not found");  // says nothing more
-  EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1})");
+  EXPECT_EQ(out,
+            R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1})");
   out.clear();
   write_error(out, "2", -32500, "integer overflow");
-  EXPECT_EQ(out, R"({"jsonrpc":"2.0","error":{"code":-32500,"message":"integer overflow"},"id":2})");
+  EXPECT_EQ(out,
+            R"({"jsonrpc":"2.0","error":{"code":-32500,"message":"integer overflow"},"id":2})");
   out.clear();
   write_error(out, "3", 7, "bad \xFF byte");
-  EXPECT_EQ(out, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":7,\"message\":\"bad \xEF\xBF\xBD byte\"},\"id\":3}");
+  EXPECT_EQ(out,
+            "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":7,\"message\":\"bad \xEF\xBF\xBD "
+            "byte\"},\"id\":3}");
 }
 
 TEST(Writer, RoundTripsThroughTheParser) {
   const value samples[] = {
-      value(array{std::int32_t{1}, std::int64_t{1} << 40, -0.5, 1e-7, 123456789.125, "s\u00e9\n", true, nil}),
-      value(structure{{"$base64", "not canonical"}, {"nested", structure{{"$datetime", "20240101T00:00:00"}}}}),
+      value(array{std::int32_t{1}, std::int64_t{1} << 40, -0.5, 1e-7, 123456789.125, "s\u00e9\n",
+                  true, nil}),
+      value(structure{{"$base64", "not canonical"},
+                      {"nested", structure{{"$datetime", "20240101T00:00:00"}}}}),
       value(bytes{{0, 1, 2, 254, 255}}),
       value(date_time{1999, 12, 31, 23, 59, 60}),
   };

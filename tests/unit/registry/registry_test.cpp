@@ -2,11 +2,11 @@
 
 #include "registry/pool.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <gtest/gtest.h>
 
 #include <optional>
 #include <stdexcept>
@@ -118,19 +118,27 @@ TEST_F(RegistryTest, UnknownMethodIsMethodNotFound) {
 
 TEST_F(RegistryTest, PoolMethodRunsOffTheLoopThreadAndCompletesOnIt) {
   std::thread::id ran_on;
-  reg.add("heavy", [&] { ran_on = std::this_thread::get_id(); return 1; }, "", execution::pool);
+  reg.add(
+      "heavy",
+      [&] {
+        ran_on = std::this_thread::get_id();
+        return 1;
+      },
+      "", execution::pool);
   EXPECT_EQ(ok("heavy"), value(1));
   EXPECT_NE(ran_on, std::this_thread::get_id());
 }
 
 TEST_F(RegistryTest, PoolMethodFaultsAreDelivered) {
-  reg.add("heavy", []() -> int { throw fault(7, "no"); }, "", execution::pool);
+  reg.add(
+      "heavy", []() -> int { throw fault(7, "no"); }, "", execution::pool);
   EXPECT_EQ(failed("heavy").code(), 7);
 }
 
 TEST_F(RegistryTest, AsyncMethodRepliesLater) {
   reg.add_async<std::int32_t>("later", [](responder reply, std::int32_t x) {
-    auto t = std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(10));
+    auto t =
+        std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(10));
     t->async_wait([t, reply, x](auto) { reply.reply(x * 10); });
   });
   EXPECT_EQ(ok("later", {4}), value(40));
@@ -166,7 +174,8 @@ TEST_F(RegistryTest, ListMethodsIncludesSystemAndUserMethods) {
 }
 
 TEST_F(RegistryTest, MethodHelpAndSignature) {
-  reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds two ints.");
+  reg.add(
+      "add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds two ints.");
   reg.add("mixed", [](std::string, double, bytes, value) { return array{}; });
   reg.add_raw("raw", [](const array& p) { return value(static_cast<std::int32_t>(p.size())); });
   EXPECT_EQ(ok("system.methodHelp", {"add"}), value("Adds two ints."));
@@ -193,11 +202,12 @@ value entry(std::string name, array params) {
 
 TEST_F(RegistryTest, MulticallReturnsOneSlotPerCallInOrder) {
   reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
-  reg.add("heavy", [](std::int32_t a) { return a * 2; }, "", execution::pool);
+  reg.add(
+      "heavy", [](std::int32_t a) { return a * 2; }, "", execution::pool);
   reg.add_async<std::int32_t>("later", [](responder r, std::int32_t a) { r.reply(a + 100); });
-  value out = ok("system.multicall",
-                 {array{entry("add", {1, 2}), entry("nope", {}), entry("heavy", {5}),
-                        entry("add", {1}), entry("later", {1}), value(7)}});
+  value out =
+      ok("system.multicall", {array{entry("add", {1, 2}), entry("nope", {}), entry("heavy", {5}),
+                                    entry("add", {1}), entry("later", {1}), value(7)}});
   const auto& slots = out.as<array>();
   ASSERT_EQ(slots.size(), 6u);
   EXPECT_EQ(slots[0], value(array{3}));
@@ -232,7 +242,10 @@ TEST_F(RegistryTest, LongMulticallOfInlineCallsDoesNotRecurse) {
 
 TEST_F(RegistryTest, AuthorizerRefusesWithNotAuthorizedAndTheMethodDoesNotRun) {
   int runs = 0;
-  reg.add("secret", [&] { ++runs; return 1; });
+  reg.add("secret", [&] {
+    ++runs;
+    return 1;
+  });
   reg.add("open", [] { return 2; });
   std::vector<std::string> asked;
   reg.set_authorizer([&](std::string_view method, const call_peer*) {
@@ -252,11 +265,13 @@ TEST_F(RegistryTest, AuthorizerRunsBeforeTheLookupSoUnknownNamesLookAlike) {
 
 TEST_F(RegistryTest, AuthorizerMayRefuseWithItsOwnFault) {
   reg.add("f", [] { return 1; });
-  reg.set_authorizer([](std::string_view, const call_peer*) -> bool { throw fault(-32099, "go away"); });
+  reg.set_authorizer(
+      [](std::string_view, const call_peer*) -> bool { throw fault(-32099, "go away"); });
   fault f = failed("f");
   EXPECT_EQ(f.code(), -32099);
   EXPECT_EQ(f.message(), "go away");
-  reg.set_authorizer([](std::string_view, const call_peer*) -> bool { throw std::runtime_error("/etc/x"); });
+  reg.set_authorizer(
+      [](std::string_view, const call_peer*) -> bool { throw std::runtime_error("/etc/x"); });
   f = failed("f");
   EXPECT_EQ(f.code(), fault_code::internal_error);
   EXPECT_EQ(f.message(), "internal error");  // no exception text on the wire
@@ -267,7 +282,9 @@ TEST_F(RegistryTest, AuthorizerSeesThePeer) {
   reg.add("whoami", [] { return 0; });
   std::string seen;
   reg.set_authorizer([&](std::string_view, const call_peer* p) {
-    seen = p == nullptr ? "none" : p->address.to_string() + ":" + std::to_string(p->port) + "/" + std::string(p->user);
+    seen = p == nullptr ? "none"
+                        : p->address.to_string() + ":" + std::to_string(p->port) + "/" +
+                              std::string(p->user);
     return true;
   });
   std::optional<outcome> result;
@@ -282,13 +299,15 @@ TEST_F(RegistryTest, AuthorizerSeesThePeer) {
 
 TEST_F(RegistryTest, AuthorizerChecksEveryMulticallEntry) {
   reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
-  reg.add("heavy", [](std::int32_t a) { return a * 2; }, "", execution::pool);
+  reg.add(
+      "heavy", [](std::int32_t a) { return a * 2; }, "", execution::pool);
   std::vector<std::string> asked;
   reg.set_authorizer([&](std::string_view method, const call_peer*) {
     asked.emplace_back(method);
     return method != "heavy";
   });
-  value out = ok("system.multicall", {array{entry("add", {1, 2}), entry("heavy", {5}), entry("add", {2, 2})}});
+  value out = ok("system.multicall",
+                 {array{entry("add", {1, 2}), entry("heavy", {5}), entry("add", {2, 2})}});
   const auto& slots = out.as<array>();
   ASSERT_EQ(slots.size(), 3u);
   EXPECT_EQ(slots[0], value(array{3}));
@@ -298,7 +317,8 @@ TEST_F(RegistryTest, AuthorizerChecksEveryMulticallEntry) {
 }
 
 TEST_F(RegistryTest, AuthorizerCanRefuseMulticallItself) {
-  reg.set_authorizer([](std::string_view method, const call_peer*) { return method != "system.multicall"; });
+  reg.set_authorizer(
+      [](std::string_view method, const call_peer*) { return method != "system.multicall"; });
   EXPECT_EQ(failed("system.multicall", {array{}}).code(), fault_code::not_authorized);
 }
 

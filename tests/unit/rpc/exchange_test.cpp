@@ -4,11 +4,11 @@
 
 #include "registry/pool.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
@@ -39,7 +39,8 @@ class recorder final : public reply_sink {
  public:
   void on_reply(const reply& r) override {
     ++count;
-    last = heard{std::string(r.body), std::string(r.content_type), r.fault, std::this_thread::get_id()};
+    last = heard{std::string(r.body), std::string(r.content_type), r.fault,
+                 std::this_thread::get_id()};
   }
   int count = 0;
   std::optional<heard> last;
@@ -56,9 +57,11 @@ std::int32_t sum_of(const array& params) {
 class ExchangeTest : public ::testing::Test {
  protected:
   ExchangeTest() {
-    reg.add("subtract", [](std::int32_t minuend, std::int32_t subtrahend) { return minuend - subtrahend; });
+    reg.add("subtract",
+            [](std::int32_t minuend, std::int32_t subtrahend) { return minuend - subtrahend; });
     reg.set_param_names("subtract", {"minuend", "subtrahend"});
-    reg.add_raw("sum", [](const array& p) { return value(sum_of(p)); }, "", execution::pool);
+    reg.add_raw(
+        "sum", [](const array& p) { return value(sum_of(p)); }, "", execution::pool);
     reg.add_raw("update", [](const array&) { return value(); });
     reg.add_raw("notify_hello", [](const array&) { return value(); });
     reg.add_raw("notify_sum", [](const array&) { return value(); });
@@ -66,15 +69,20 @@ class ExchangeTest : public ::testing::Test {
     reg.add("echo", [](value v) { return v; });
     reg.add("fail", []() -> std::int32_t { throw fault(7, "no luck"); });
     reg.add("not_a_number", [] { return std::numeric_limits<double>::quiet_NaN(); });
-    reg.add("on_pool", [] { return true; }, "", execution::pool);
+    reg.add(
+        "on_pool", [] { return true; }, "", execution::pool);
     reg.add_async<std::int32_t>("later", [](responder reply, std::int32_t v) {
-      auto timer = std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(20));
+      auto timer =
+          std::make_shared<boost::asio::steady_timer>(reply.loop(), std::chrono::milliseconds(20));
       timer->async_wait([reply, v, timer](const boost::system::error_code&) { reply.reply(v); });
     });
-    reg.add("stuck", [] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(600));
-      return 0;
-    }, "", execution::pool);
+    reg.add(
+        "stuck",
+        [] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(600));
+          return 0;
+        },
+        "", execution::pool);
     reg.set_timeout("stuck", std::chrono::milliseconds(100));
   }
 
@@ -110,18 +118,22 @@ class ExchangeTest : public ::testing::Test {
 };
 
 TEST_F(ExchangeTest, XmlCallAnswersItsResult) {
-  auto r = xml(call_doc("subtract", "<param><value><int>42</int></value></param><param><value><i4>23</i4></value></param>"));
+  auto r = xml(call_doc(
+      "subtract",
+      "<param><value><int>42</int></value></param><param><value><i4>23</i4></value></param>"));
   EXPECT_EQ(r.content_type, xml_content_type);
   EXPECT_EQ(r.fault, 0);
-  EXPECT_EQ(r.body, "<?xml version=\"1.0\"?>\n<methodResponse><params><param><value><int>19</int></value>"
-                    "</param></params></methodResponse>");
+  EXPECT_EQ(r.body,
+            "<?xml version=\"1.0\"?>\n<methodResponse><params><param><value><int>19</int></value>"
+            "</param></params></methodResponse>");
   EXPECT_EQ(ex.method(), "subtract");
 }
 
 TEST_F(ExchangeTest, XmlFaultsCarryTheirCode) {
   auto thrown = xml(call_doc("fail"));
   EXPECT_EQ(thrown.fault, 7);
-  EXPECT_NE(thrown.body.find("<name>faultString</name><value><string>no luck</string>"), std::string::npos)
+  EXPECT_NE(thrown.body.find("<name>faultString</name><value><string>no luck</string>"),
+            std::string::npos)
       << thrown.body;
 
   auto unknown = xml(call_doc("nope"));
@@ -137,27 +149,33 @@ TEST_F(ExchangeTest, XmlFaultsCarryTheirCode) {
   auto unencodable = xml(call_doc("not_a_number"));
   EXPECT_EQ(unencodable.fault, fault_code::internal_error);
   EXPECT_NE(unencodable.body.find("cannot be encoded"), std::string::npos) << unencodable.body;
-  EXPECT_EQ(unencodable.body.find("<params>"), std::string::npos) << "half a response was left in: " << unencodable.body;
+  EXPECT_EQ(unencodable.body.find("<params>"), std::string::npos)
+      << "half a response was left in: " << unencodable.body;
 }
 
 TEST_F(ExchangeTest, XmlMulticallRunsEachEntry) {
-  auto r = xml(call_doc("system.multicall",
-                        "<param><value><array><data>"
-                        "<value><struct><member><name>methodName</name><value>subtract</value></member>"
-                        "<member><name>params</name><value><array><data><value><int>5</int></value>"
-                        "<value><int>3</int></value></data></array></value></member></struct></value>"
-                        "<value><struct><member><name>methodName</name><value>fail</value></member>"
-                        "<member><name>params</name><value><array><data/></array></value></member></struct></value>"
-                        "</data></array></value></param>"));
+  auto r = xml(call_doc(
+      "system.multicall",
+      "<param><value><array><data>"
+      "<value><struct><member><name>methodName</name><value>subtract</value></member>"
+      "<member><name>params</name><value><array><data><value><int>5</int></value>"
+      "<value><int>3</int></value></data></array></value></member></struct></value>"
+      "<value><struct><member><name>methodName</name><value>fail</value></member>"
+      "<member><name>params</name><value><array><data/></array></value></member></struct></value>"
+      "</data></array></value></param>"));
   EXPECT_EQ(r.fault, 0);
-  EXPECT_NE(r.body.find("<array><data><value><int>2</int></value></data></array>"), std::string::npos) << r.body;
-  EXPECT_NE(r.body.find("<name>faultCode</name><value><int>7</int></value>"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("<array><data><value><int>2</int></value></data></array>"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("<name>faultCode</name><value><int>7</int></value>"), std::string::npos)
+      << r.body;
   EXPECT_EQ(ex.method(), "system.multicall");
 }
 
 TEST_F(ExchangeTest, PoolAndAsyncMethodsAnswerOnTheLoopThread) {
   for (const char* method : {"on_pool", "later"}) {
-    std::string params = std::string(method) == "later" ? "<param><value><int>3</int></value></param>" : "";
+    std::string params =
+        std::string(method) == "later" ? "<param><value><int>3</int></value></param>" : "";
     auto r = xml(call_doc(method, params));
     EXPECT_EQ(r.fault, 0) << method << ": " << r.body;
     EXPECT_EQ(r.thread, std::this_thread::get_id()) << method;
@@ -167,7 +185,9 @@ TEST_F(ExchangeTest, PoolAndAsyncMethodsAnswerOnTheLoopThread) {
 TEST_F(ExchangeTest, TheParserIsReusedAcrossRequests) {
   // A bad document must not leave state behind for the next one.
   xml("<methodCall><methodName>sub");
-  auto r = xml(call_doc("subtract", "<param><value><int>1</int></value></param><param><value><int>1</int></value></param>"));
+  auto r = xml(call_doc(
+      "subtract",
+      "<param><value><int>1</int></value></param><param><value><int>1</int></value></param>"));
   EXPECT_EQ(r.fault, 0) << r.body;
 }
 
@@ -181,14 +201,18 @@ TEST_F(ExchangeTest, PoolCallPastItsTimeoutFails) {
 
 TEST_F(ExchangeTest, TimeoutReplyFollowsTheRequest) {
   std::string body;
-  xml(call_doc("subtract", "<param><value><int>1</int></value></param><param><value><int>1</int></value></param>"));
+  xml(call_doc(
+      "subtract",
+      "<param><value><int>1</int></value></param><param><value><int>1</int></value></param>"));
   EXPECT_EQ(ex.timeout_reply(body), xml_content_type);
   EXPECT_NE(body.find("<int>-32001</int>"), std::string::npos) << body;
 
   body.clear();
   json(R"({"jsonrpc":"2.0","method":"subtract","params":[1,1],"id":"abc"})");
   EXPECT_EQ(ex.timeout_reply(body), json_content_type);
-  EXPECT_EQ(body, R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"the call took too long"},"id":"abc"})");
+  EXPECT_EQ(
+      body,
+      R"({"jsonrpc":"2.0","error":{"code":-32001,"message":"the call took too long"},"id":"abc"})");
 
   body.clear();
   json(R"([{"jsonrpc":"2.0","method":"subtract","params":[1,1],"id":1}])");
@@ -249,7 +273,8 @@ TEST_F(ExchangeTest, GoldenJsonRpcFiles) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     const std::string suffix = ".request.json";
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     const std::string stem = name.substr(0, name.size() - suffix.size());
     const fs::path expected = dir / (stem + ".response.json");

@@ -1,11 +1,11 @@
 // Running JSON-RPC requests on a registry: named parameters and batches.
-#include "registry/pool.hpp"
 #include "rpc/jsonrpc_dispatch.hpp"
+#include "registry/pool.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -24,20 +24,26 @@ using jsonrpc::request;
 class DispatchTest : public ::testing::Test {
  protected:
   DispatchTest() {
-    reg.add("subtract", [](std::int32_t minuend, std::int32_t subtrahend) { return minuend - subtrahend; });
+    reg.add("subtract",
+            [](std::int32_t minuend, std::int32_t subtrahend) { return minuend - subtrahend; });
     reg.set_param_names("subtract", {"minuend", "subtrahend"});
     reg.add("positional", [](std::int32_t a) { return a; });
-    reg.add("slow", [](std::int32_t a) { return a; }, "", execution::pool);
+    reg.add(
+        "slow", [](std::int32_t a) { return a; }, "", execution::pool);
     // Waits (up to 2 s) until another call of it runs too, so a batch whose
     // entries run at once finishes fast and records a peak of two.
-    reg.add("paired", [this](std::int32_t a) {
-      std::unique_lock lock(mutex);
-      peak = std::max(peak, ++running);
-      changed.notify_all();
-      changed.wait_for(lock, std::chrono::seconds(2), [this] { return running >= 2 || peak >= 2; });
-      --running;
-      return a;
-    }, "", execution::pool);
+    reg.add(
+        "paired",
+        [this](std::int32_t a) {
+          std::unique_lock lock(mutex);
+          peak = std::max(peak, ++running);
+          changed.notify_all();
+          changed.wait_for(lock, std::chrono::seconds(2),
+                           [this] { return running >= 2 || peak >= 2; });
+          --running;
+          return a;
+        },
+        "", execution::pool);
   }
 
   request parsed(std::string_view text) {
@@ -50,11 +56,12 @@ class DispatchTest : public ::testing::Test {
     auto m = std::get<message>(parse_request(text));
     std::optional<std::string> body;
     run_batch(reg, {io.get_executor(), nullptr, &on_pool}, std::move(m),
-                      [&](std::string b) { body = std::move(b); });
+              [&](std::string b) { body = std::move(b); });
     io.restart();
     auto guard = boost::asio::make_work_guard(io);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!body && std::chrono::steady_clock::now() < deadline) io.run_one_for(std::chrono::milliseconds(100));
+    while (!body && std::chrono::steady_clock::now() < deadline)
+      io.run_one_for(std::chrono::milliseconds(100));
     if (!body) ADD_FAILURE() << "the batch never completed";
     return body.value_or("");
   }
@@ -70,7 +77,8 @@ class DispatchTest : public ::testing::Test {
 };
 
 TEST_F(DispatchTest, NamedParamsFollowTheRegisteredNames) {
-  auto r = parsed(R"({"jsonrpc":"2.0","method":"subtract","params":{"subtrahend":23,"minuend":42},"id":1})");
+  auto r = parsed(
+      R"({"jsonrpc":"2.0","method":"subtract","params":{"subtrahend":23,"minuend":42},"id":1})");
   EXPECT_FALSE(bind_named(reg, r));
   EXPECT_EQ(r.params, (array{std::int32_t{42}, std::int32_t{23}}));
 }
@@ -96,7 +104,8 @@ TEST_F(DispatchTest, NamedParamsErrors) {
 }
 
 TEST_F(DispatchTest, BatchAnswersInOrderWithoutNotifications) {
-  EXPECT_EQ(batch(R"([
+  EXPECT_EQ(
+      batch(R"([
       {"jsonrpc":"2.0","method":"slow","params":[1],"id":"a"},
       {"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":"b"},
       {"jsonrpc":"2.0","method":"subtract","params":[1,1]},
@@ -104,23 +113,25 @@ TEST_F(DispatchTest, BatchAnswersInOrderWithoutNotifications) {
       {"jsonrpc":"2.0","method":"nope","id":5},
       {"jsonrpc":"2.0","method":"subtract","params":{"minuend":1},"id":6}
     ])"),
-            R"([{"jsonrpc":"2.0","result":1,"id":"a"},)"
-            R"({"jsonrpc":"2.0","result":19,"id":"b"},)"
-            R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request","data":"a request needs \"jsonrpc\": \"2.0\""},"id":null},)"
-            R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":5},)"
-            R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":"missing parameter 'subtrahend'"},"id":6}])");
+      R"([{"jsonrpc":"2.0","result":1,"id":"a"},)"
+      R"({"jsonrpc":"2.0","result":19,"id":"b"},)"
+      R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request","data":"a request needs \"jsonrpc\": \"2.0\""},"id":null},)"
+      R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":5},)"
+      R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":"missing parameter 'subtrahend'"},"id":6}])");
 }
 
 TEST_F(DispatchTest, AllNotificationsAnswerNothing) {
-  EXPECT_EQ(batch(R"([{"jsonrpc":"2.0","method":"slow","params":[1]},{"jsonrpc":"2.0","method":"subtract","params":[1,2]}])"),
-            "");
+  EXPECT_EQ(
+      batch(
+          R"([{"jsonrpc":"2.0","method":"slow","params":[1]},{"jsonrpc":"2.0","method":"subtract","params":[1,2]}])"),
+      "");
 }
 
 TEST_F(DispatchTest, BatchEntriesRunAtOnce) {
   std::string text = "[";
   for (int i = 0; i < 4; ++i)
-    text += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"paired","params":[)" + std::to_string(i) +
-            "],\"id\":" + std::to_string(i) + "}";
+    text += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"paired","params":[)" +
+            std::to_string(i) + "],\"id\":" + std::to_string(i) + "}";
   text += "]";
   auto body = batch(text);
   EXPECT_NE(body.find(R"("result":3,"id":3)"), std::string::npos) << body;

@@ -26,7 +26,8 @@ std::string name_of(std::size_t i) { return "member" + std::to_string(i); }
 structure scrambled(std::size_t n, std::vector<std::size_t>* order = nullptr) {
   structure s;
   for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = (k * 7919) % n;  // 7919 is prime: a permutation when n is not its multiple
+    const std::size_t i =
+        (k * 7919) % n;  // 7919 is prime: a permutation when n is not its multiple
     EXPECT_TRUE(s.try_emplace(name_of(i), static_cast<std::int32_t>(i)).second);
     if (order) order->push_back(i);
   }
@@ -82,7 +83,7 @@ TEST(Structure, TryEmplaceLeavesItsArgumentsAloneWhenTheNameIsThere) {
   std::string name = "k";
   value v = array{1, 2, 3};
   EXPECT_FALSE(s.try_emplace(std::move(name), std::move(v)).second);
-  EXPECT_EQ(name, "k");  // NOLINT(bugprone-use-after-move): guaranteed untouched
+  EXPECT_EQ(name, "k");                 // NOLINT(bugprone-use-after-move): guaranteed untouched
   EXPECT_EQ(v, value(array{1, 2, 3}));  // NOLINT(bugprone-use-after-move)
 }
 
