@@ -1,6 +1,6 @@
 // Struct-heavy documents through the codecs, and rapidrpc::structure on its
 // own: ns per operation and heap allocations per operation (counted by
-// replacing the global operator new).
+// bench/common/count_new.cpp).
 //
 // Built with -DRAPIDRPC_BUILD_BENCH=ON (target struct_bench). To compare two
 // versions of the value model, build this same file against both trees
@@ -14,26 +14,13 @@
 #include <rapidrpc/value.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
+#include "count_new.hpp"
+
 #include <benchmark/benchmark.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <variant>
 #include <vector>
-
-namespace {
-std::atomic<std::size_t> allocations{0};
-}
-
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -88,7 +75,7 @@ value json_safe(value v) {
 }
 
 void count_allocations(benchmark::State& state, std::size_t before) {
-  const std::size_t after = allocations.load(std::memory_order_relaxed);
+  const std::size_t after = bench::allocation_count();
   state.counters["allocs"] =
       benchmark::Counter(static_cast<double>(after - before), benchmark::Counter::kAvgIterations);
 }
@@ -100,7 +87,7 @@ void xmlrpc_echo(benchmark::State& state, input in) {
   xmlrpc::write_call(doc, "echo", array{param_of(in)});
   xmlrpc::parser p(xmlrpc::document_type::call);
   std::string out;
-  const std::size_t before = allocations.load(std::memory_order_relaxed);
+  const std::size_t before = bench::allocation_count();
   for (auto _ : state) {
     p.reset();
     if (!p.feed(doc) || !p.finish()) {
@@ -120,7 +107,7 @@ void jsonrpc_echo(benchmark::State& state, input in) {
   std::string text;
   jsonrpc::write_request(text, "echo", array{json_safe(param_of(in))}, "1");
   std::string out;
-  const std::size_t before = allocations.load(std::memory_order_relaxed);
+  const std::size_t before = bench::allocation_count();
   for (auto _ : state) {
     auto m = jsonrpc::parse_request(text);
     auto* msg = std::get_if<jsonrpc::message>(&m);
@@ -141,7 +128,7 @@ void jsonrpc_echo(benchmark::State& state, input in) {
 // handler keeping a struct copies it).
 void copy_value(benchmark::State& state, input in) {
   const value v = param_of(in);
-  const std::size_t before = allocations.load(std::memory_order_relaxed);
+  const std::size_t before = bench::allocation_count();
   for (auto _ : state) {
     value copy = v;
     benchmark::DoNotOptimize(copy);
@@ -155,7 +142,7 @@ void build_and_find(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   std::vector<std::string> names;
   for (std::size_t i = 0; i < n; ++i) names.push_back("member_" + std::to_string((i * 7919) % n));
-  const std::size_t before = allocations.load(std::memory_order_relaxed);
+  const std::size_t before = bench::allocation_count();
   for (auto _ : state) {
     structure s;
     for (const auto& name : names) s.try_emplace(name, 1);

@@ -1,12 +1,23 @@
 // What both load drivers share (loadgen.hpp): how a run is spread over its
-// threads, which calls a thread may still start, and the warm-up's verdict.
+// threads, which calls a thread may still start, the warm-up's verdict, and
+// the start time of a run.
 #include "loadgen.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <string>
 #include <variant>
 
 namespace rapidrpc::cli {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 unsigned load_threads(const bench_options& o) noexcept {
   return std::max(1u, std::min<unsigned>(o.threads, static_cast<unsigned>(o.connections)));

@@ -24,7 +24,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <thread>
 
@@ -610,15 +609,6 @@ void connection::check_timeout(clock::time_point now) {
 void connection::resume_after_backoff(clock::time_point now) {
   if (state_ != state::backoff || now < backoff_until_) return;
   call_done();
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string encode_request(const bench_options& o, const url& u) {

@@ -208,6 +208,9 @@ class call_schedule {
   std::size_t deferred_head_ = 0;
 };
 
+/// Now, UTC, ISO 8601 to the second: a run's started_at.
+std::string utc_now();
+
 /// The result every call of the run must give: the warm-up call's. Throws
 /// bench_error if it failed (a transport error) or returned a fault.
 value expected_from_warmup(const outcome& warm);

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <thread>
 
@@ -344,15 +343,6 @@ class worker : public thread_tally {
   std::vector<std::pair<std::size_t, std::size_t>>
       idle_;  // open loop: slots waiting for a due call
 };
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // The context of a run, terminated when the workers are gone.
 struct context_guard {

@@ -1,28 +1,14 @@
 // Times each reader on the three requests: ns per parse (the value is built
 // and destroyed inside the timed loop, as a server would) and heap
-// allocations per parse (counted by replacing the global operator new).
+// allocations per parse (counted by bench/common/count_new.cpp).
+#include "count_new.hpp"
 #include "inputs.hpp"
 #include "readers.hpp"
 
 #include <benchmark/benchmark.h>
 
-#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <new>
 #include <string>
-
-namespace {
-std::atomic<std::size_t> allocations{0};
-}
-
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -59,12 +45,12 @@ void run(benchmark::State& state, input in, Parse parse) {
     state.SkipWithError("result differs from the baseline");
     return;
   }
-  std::size_t before = allocations.load(std::memory_order_relaxed);
+  std::size_t before = bench::allocation_count();
   for (auto _ : state) {
     rapidrpc::value v = parse(text);
     benchmark::DoNotOptimize(v);
   }
-  std::size_t after = allocations.load(std::memory_order_relaxed);
+  std::size_t after = bench::allocation_count();
   state.counters["allocs"] =
       benchmark::Counter(static_cast<double>(after - before), benchmark::Counter::kAvgIterations);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
