@@ -58,7 +58,8 @@ rapidrpc::registry& methods() {
     r.add(
         "pool.echo", [](value v) { return v; }, "", rapidrpc::execution::pool);
     r.add_async<value>("later", [](rapidrpc::responder reply, value v) {
-      boost::asio::post(reply.loop(), [reply, v = std::move(v)] { reply.reply(v); });
+      auto loop = reply.loop();
+      boost::asio::post(loop, [reply = std::move(reply), v = std::move(v)] { reply.reply(v); });
     });
     r.set_multicall_limit(16);
     return r;

@@ -37,8 +37,8 @@ class transport_error : public std::runtime_error {
     http_status,  ///< the server answered with a non-200 status
     bad_response  ///< the response is not a valid reply, answers another call, or is too large
   };
-  transport_error(reason r, std::string message, int http_status = 0)
-      : std::runtime_error(std::move(message)), reason_(r), http_status_(http_status) {}
+  transport_error(reason r, const std::string& message, int http_status = 0)
+      : std::runtime_error(message), reason_(r), http_status_(http_status) {}
   /// Why the call failed.
   reason why() const noexcept { return reason_; }
   /// The HTTP status for reason::http_status, else 0.
@@ -145,7 +145,7 @@ class client_front {
   /// (std::invalid_argument) or the client has no executor of the caller's
   /// (std::logic_error). Destroying the client completes the calls still in
   /// flight with "the client was closed".
-  void async_call(std::string method, array params, std::function<void(outcome)> done) {
+  void async_call(std::string_view method, const array& params, std::function<void(outcome)> done) {
     live().start(method, params, [done = std::move(done)](client_detail::call_result r) {
       done(client_detail::to_outcome(std::move(r)));
     });

@@ -34,8 +34,7 @@ inline constexpr std::int32_t not_authorized = -32002;
 /// with a generic message.
 class fault : public std::runtime_error {
  public:
-  fault(std::int32_t code, std::string message)
-      : std::runtime_error(std::move(message)), code_(code) {}
+  fault(std::int32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
 
   std::int32_t code() const noexcept { return code_; }
   std::string message() const { return what(); }

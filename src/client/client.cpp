@@ -141,7 +141,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
       : state_(std::move(state)),
         body_(std::move(body)),
         gzip_body_(gzip_body),
-        json_id_(std::move(json_id)),
+        json_id_(json_id),
         done_(std::move(done)),
         trace_(trace),
         socket_(state_->executor) {}
@@ -435,7 +435,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
         got_bytes_ || ec != net::error::eof
             ? "the connection to " + state_->authority + " failed: " + ec.message()
             : "the server " + state_->authority + " closed the connection without answering";
-    finish(transport_error(why::io, std::move(message)));
+    finish(transport_error(why::io, message));
   }
 
   // The one retry of a call whose reused connection turned out closed.

@@ -128,7 +128,7 @@ std::optional<transport_error> check_http(int status, std::string_view reason,
       message += ' ';
       message.append(reason.substr(0, 100));
     }
-    return transport_error(why::http_status, std::move(message), status);
+    return transport_error(why::http_status, message, status);
   }
   content_encoding = trim(content_encoding);
   if (iequals(content_encoding, "gzip") || iequals(content_encoding, "x-gzip")) {

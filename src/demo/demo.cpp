@@ -100,7 +100,7 @@ void add_methods(registry& methods) {
         auto timer = std::make_shared<boost::asio::steady_timer>(
             reply.loop(), std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(seconds)));
-        timer->async_wait([timer, reply](const boost::system::error_code& ec) {
+        timer->async_wait([timer, reply = std::move(reply)](const boost::system::error_code& ec) {
           if (ec)
             reply.fail(fault(fault_code::internal_error, "sleep interrupted"));
           else

@@ -450,7 +450,7 @@ class handler {
       std::string text = message->second.as<std::string>();
       if (auto data = e->find("data"); data != e->end() && data->second.is<std::string>())
         text += ": " + data->second.as<std::string>();
-      r.outcome = fault(code->second.as<std::int32_t>(), std::move(text));
+      r.outcome = fault(code->second.as<std::int32_t>(), text);
     }
     answer = std::move(r);
   }

@@ -307,7 +307,7 @@ void registry::add_system_methods() {
 
   add(
       "system.methodHelp",
-      [this](std::string name) {
+      [this](const std::string& name) {
         const method* m = find(name);
         if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
         return m->help;
@@ -316,7 +316,7 @@ void registry::add_system_methods() {
 
   add(
       "system.methodSignature",
-      [this](std::string name) -> value {
+      [this](const std::string& name) -> value {
         const method* m = find(name);
         if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
         // The introspection convention: "undef" when a method declares none.
@@ -345,7 +345,7 @@ void registry::add_system_methods() {
     if (entries->size() > multicall_limit_)
       throw fault(fault_code::invalid_params,
                   "system.multicall takes at most " + std::to_string(multicall_limit_) + " calls");
-    std::make_shared<multicall_run>(*this, ctx, *entries, [reply](outcome o) {
+    std::make_shared<multicall_run>(*this, ctx, *entries, [reply = std::move(reply)](outcome o) {
       if (auto* v = std::get_if<value>(&o))
         reply.reply(std::move(*v));
       else

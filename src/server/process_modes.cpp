@@ -34,6 +34,7 @@ void set_flags(int fd) {
 /// connection, the losers see EAGAIN and wait again.
 int accept_one(const std::vector<int>& listeners, int stop_fd, int timeout_ms) {
   std::vector<pollfd> fds;
+  fds.reserve(listeners.size() + 1);
   for (int l : listeners) fds.push_back({l, POLLIN, 0});
   fds.push_back({stop_fd, POLLIN, 0});
   if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return -2;  // timeout or EINTR

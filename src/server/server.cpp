@@ -436,7 +436,7 @@ void server::start() {
     z.access = s.access.get();
     z.log = s.log.get();
     try {
-      s.zmq = std::make_unique<detail::zmq_router>(std::move(z));
+      s.zmq = std::make_unique<detail::zmq_router>(z);
       for (const auto& address : s.options.zmq) s.zmq_bound.push_back(s.zmq->bind(address));
     } catch (...) {
       s.abandon_start();

@@ -48,7 +48,7 @@ struct zmq_router::call final : rpc::reply_sink {
   access_entry log_entry;
 };
 
-zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
+zmq_router::zmq_router(settings s) : settings_(s), work_(net::make_work_guard(io_)) {
   call_context_.loop = io_.get_executor();
   call_context_.pool = settings_.pool;
   // Past this size libzmq drops the sender's connection while reading the

@@ -457,7 +457,7 @@ std::string shortened_json(const value& v, std::size_t max_chars) {
     write_json_string(out, cut);
     return out + " (" + fmt_count(static_cast<double>(n)) + " characters)";
   }
-  const std::string json = to_json(v);
+  std::string json = to_json(v);
   const std::size_t n = code_points(json);
   if (n <= max_chars) return json;
   return std::string(first_code_points(json, keep)) + " ... " +

@@ -636,7 +636,8 @@ std::string encode_request(const bench_options& o, const url& u) {
     append_base64(req, u.user + ":" + u.password);
     req += "\r\n";
   }
-  for (const auto& [name, val] : o.headers) req += name + ": " + val + "\r\n";
+  for (const auto& [name, val] : o.headers)
+    req.append(name).append(": ").append(val).append("\r\n");
   req += "\r\n";
   req += body;
   return req;

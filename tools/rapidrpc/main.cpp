@@ -224,6 +224,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> args = marked_arguments(argc, argv);
   std::vector<const char*> arg_ptrs;
+  arg_ptrs.reserve(args.size());
   for (const auto& a : args) arg_ptrs.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());

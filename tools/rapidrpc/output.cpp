@@ -9,7 +9,7 @@ namespace {
 
 void newline(std::string& out, int indent, int level) {
   out += '\n';
-  out.append(static_cast<std::size_t>(indent * level), ' ');
+  out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(level), ' ');
 }
 
 // The layout is ours; every scalar and member name is the codec's.
