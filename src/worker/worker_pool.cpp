@@ -39,7 +39,13 @@ struct job {
   std::chrono::milliseconds timeout{0};
   net::any_io_executor loop;
   std::function<void(outcome)> done;
+  unsigned deliveries = 0;  // workers it was sent to that died before reading it
 };
+
+// How many workers a call may be sent to that die before reading it (each
+// one is replaced) before the call fails: more means the workers cannot stay
+// up, and the caller had better hear so.
+constexpr unsigned max_deliveries = 3;
 
 class worker_pool final : public detail::pool_runner {
  public:
@@ -108,6 +114,9 @@ class worker_pool final : public detail::pool_runner {
     unsigned quick_deaths = 0;
     std::uint64_t generation = 0;  // tells a stale completion from a live one
     bool spawning = false;
+    bool written = false;    // the current call is all in the socket
+    bool peer_gone = false;  // its stream ended before that: the write decides
+    bool killed = false;     // by the pool (a runaway), not by someone else
   };
 
   static void finish(job& j, outcome o) {
@@ -138,9 +147,11 @@ class worker_pool final : public detail::pool_runner {
       return;
     }
     w.pid = pid;
+    w.killed = false;
     w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
     w.started = clock::now();
     ++w.generation;
+    read_header(w);
   }
 
   void dispatch() {
@@ -162,26 +173,46 @@ class worker_pool final : public detail::pool_runner {
         // A runaway: the caller hears now, the process is killed and replaced.
         finish(*w.current, fault(fault_code::timeout, "the call took too long"));
         w.current.reset();
+        w.killed = true;
         ::kill(w.pid, SIGKILL);
         lost(w);
       });
     }
+    // The answer is read by the read every live worker has pending
+    // (read_header()). A write that fails found the worker already dead.
+    w.written = false;
+    w.peer_gone = false;
     net::async_write(*w.socket, net::buffer(w.current->frame),
                      [this, &w, gen](const boost::system::error_code& ec, std::size_t) {
                        if (gen != w.generation) return;
-                       if (ec) return lost(w);
-                       read_header(w);
+                       if (ec) return lost(w, false);
+                       w.written = true;
+                       if (w.peer_gone) lost(w, true);
                      });
   }
 
+  // Every live worker has this read pending, busy or idle: a busy one's
+  // answer arrives here, and so does an idle one's death (end of stream), so
+  // a dead worker is replaced before a call is sent to it.
   void read_header(worker& w) {
     auto gen = w.generation;
     net::async_read(*w.socket, net::buffer(w.header),
                     [this, &w, gen](const boost::system::error_code& ec, std::size_t) {
                       if (gen != w.generation) return;
-                      if (ec) return lost(w);
+                      if (ec) return stream_ended(w, ec);
+                      if (!w.current) {  // bytes from an idle worker break the protocol
+                        std::fprintf(stderr,
+                                     "rapidrpc: worker process %d wrote while idle; "
+                                     "replacing it\n",
+                                     w.pid);
+                        w.killed = true;
+                        return lost(w);
+                      }
                       std::uint32_t n = detail::frame_length(w.header);
-                      if (n > max_worker_frame_bytes) return lost(w);
+                      if (n > max_worker_frame_bytes) {
+                        w.killed = true;
+                        return lost(w);
+                      }
                       w.response.resize(n);
                       net::async_read(
                           *w.socket, net::buffer(w.response),
@@ -191,6 +222,21 @@ class worker_pool final : public detail::pool_runner {
                             answered(w);
                           });
                     });
+  }
+
+  // The worker's stream ended (it died, or was killed). Did its call start?
+  // A reset says no: the kernel's word for a peer that closed with some of
+  // what was sent to it unread. An end read before the call was all written
+  // says no too, once the write has failed: the write decides. An end after
+  // the call was all written says it may have.
+  void stream_ended(worker& w, const boost::system::error_code& ec) {
+    if (!w.current) return lost(w);
+    if (ec == net::error::connection_reset) return lost(w, false);
+    if (!w.written) {
+      w.peer_gone = true;
+      return;
+    }
+    lost(w, true);
   }
 
   void answered(worker& w) {
@@ -206,14 +252,22 @@ class worker_pool final : public detail::pool_runner {
       finish(*w.current, fault(fault_code::internal_error, "internal error"));
     }
     w.current.reset();
+    read_header(w);
     dispatch();
   }
 
-  // The worker died (or was killed): its call fails, and a new one starts.
-  void lost(worker& w) {
-    if (w.current) {
+  // The worker died (or was killed) and a new one starts. Its call fails if
+  // it may have started (`started`); one it never read goes to another
+  // worker, up to max_deliveries times.
+  void lost(worker& w, bool started = true) {
+    const bool idle = !w.current;
+    if (w.current && !started && ++w.current->deliveries < max_deliveries) {
+      queue_.push_front(std::move(*w.current));
+      w.current.reset();
+    } else if (w.current) {
       finish(*w.current, fault(fault_code::internal_error,
-                               "internal error: the worker process running this call died"));
+                               started ? "internal error: the worker process running this call died"
+                                       : "internal error: the worker processes keep dying"));
       w.current.reset();
     }
     if (w.timer) w.timer->cancel();
@@ -225,9 +279,15 @@ class worker_pool final : public detail::pool_runner {
       int status = 0;
       ::kill(w.pid, SIGKILL);  // no-op if it is already dead; a broken stream ends it either way
       ::waitpid(w.pid, &status, 0);
-      if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
-        std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d; replacing it\n",
-                     w.pid, WTERMSIG(status));
+      // Every death is logged but the pool's own kills (a runaway, a worker
+      // that broke the protocol): a crash, the OOM killer's SIGKILL, an exit.
+      const char* when = idle ? " while idle" : "";
+      if (WIFSIGNALED(status) && !(w.killed && WTERMSIG(status) == SIGKILL))
+        std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d%s; replacing it\n",
+                     w.pid, WTERMSIG(status), when);
+      else if (!w.killed && WIFEXITED(status))
+        std::fprintf(stderr, "rapidrpc: worker process %d exited with status %d%s; replacing it\n",
+                     w.pid, WEXITSTATUS(status), when);
       w.pid = -1;
     }
     if (stopping_) return;
@@ -243,6 +303,7 @@ class worker_pool final : public detail::pool_runner {
       spawn(w);
       dispatch();
     });
+    dispatch();  // a call handed back goes to a free worker meanwhile
   }
 
   std::vector<std::string> command_;

@@ -12,20 +12,27 @@
   listening port": each worker's /proc/PID/fd holds 0, 1, 2 and the socket
   pair at 3, nothing else, neither at start nor when a worker is replaced
   while clients are connected and the access log is open.
+- `--isolate`, an idle worker's death ("Worker processes"): the pool
+  notices it before sending a call there and replaces the worker; a call
+  sent to a worker that died without reading it goes to another worker.
+  After SIGKILL of one idle worker (as the OOM killer sends), or of both,
+  every one of 10 calls on raw connections (nothing resent) succeeds, the
+  first sent at once; the death is logged, and two workers serve again.
 
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
 import os
 import resource
+import signal
 import sys
 import tempfile
 import time
 import unittest
 
 import procs
-from harness import (IncompleteResponse, RawClient, call_body, http_request, main, parse_fault,
-                     parse_result, running_daemon)
+from harness import (IncompleteResponse, RawClient, call_body, fib_str, http_request, main,
+                     parse_fault, parse_result, running_daemon)
 
 # test.crash raises SIGSEGV: no core files from the daemon's processes.
 _soft, _hard = resource.getrlimit(resource.RLIMIT_CORE)
@@ -152,6 +159,57 @@ class IsolateDescriptors(unittest.TestCase):
                 finally:
                     for c in clients:
                         c.close()
+
+
+class IsolateIdleDeath(unittest.TestCase):
+
+    def ten_calls(self, d):
+        for i in range(10):
+            with RawClient(d, timeout=30) as c:
+                c.send(http_request(call_body("load", 20 + i), headers=[("Connection", "close")]))
+                body = c.read_response().body
+            self.assertEqual(parse_result(body), fib_str(20 + i), f"call {i}: {body[:300]!r}")
+
+    def kill_idle_workers(self, killed, noticed_first):
+        """SIGKILL `killed` of 2 idle workers, then 10 calls. noticed_first:
+        the pool must log each death before any call is sent (it watches
+        idle workers); else the calls go at once, the first racing the
+        kill."""
+        with daemon("--isolate", "--workers", "2") as d:
+            root = d.proc.pid
+            procs.wait_for(lambda: len(procs.live_children(root)) == 2, time.monotonic() + 5)
+            workers = sorted(procs.live_children(root))
+            self.assertEqual(len(workers), 2, workers)
+            self.ten_calls(d)  # both have served, and are idle now
+            victims = workers[:killed]
+            for pid in victims:
+                os.kill(pid, signal.SIGKILL)
+            if noticed_first:
+                idle_line = "died from signal 9 while idle; replacing it"
+                procs.wait_for(lambda: d.stderr_text().count(idle_line) >= killed,
+                               time.monotonic() + 2)
+                self.assertEqual(d.stderr_text().count(idle_line), killed,
+                                 f"an idle worker's death went unnoticed:\n{d.stderr_text()}")
+            self.ten_calls(d)
+            procs.wait_for(lambda: len(procs.live_children(root)) == 2
+                           and not set(victims) & set(procs.live_children(root)),
+                           time.monotonic() + 5)
+            self.assertEqual(len(procs.live_children(root)), 2, "the workers were not replaced")
+            self.assertFalse(set(victims) & set(procs.live_children(root)))
+            # Idle, or dying as a call reached it (a kill takes effect a
+            # little after os.kill returns): logged either way, once.
+            text = d.stderr_text()
+            self.assertEqual(text.count("died from signal 9"), killed, text[-3000:])
+            self.assertNotIn("running this call died", text)
+
+    def test_an_idle_workers_death_is_noticed_then_ten_calls_all_succeed(self):
+        self.kill_idle_workers(1, noticed_first=True)
+
+    def test_sigkill_of_one_idle_worker_then_ten_calls_at_once_all_succeed(self):
+        self.kill_idle_workers(1, noticed_first=False)
+
+    def test_sigkill_of_both_idle_workers_then_ten_calls_at_once_all_succeed(self):
+        self.kill_idle_workers(2, noticed_first=False)
 
 
 if __name__ == "__main__":

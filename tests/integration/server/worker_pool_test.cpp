@@ -1,0 +1,90 @@
+// The worker processes of isolate when a worker dies before it has read the
+// call sent to it (docs/design.md, "Worker processes"): the call goes to
+// another worker instead of failing, and after three such workers it fails.
+// The workers are `rapidrpcd --worker` behind a shell that first holds the
+// socket without reading it for a while, then exits: as a worker that dies
+// (the OOM killer) with a call on its way to it.
+#include <rapidrpc/client.hpp>
+#include <rapidrpc/demo.hpp>
+#include <rapidrpc/server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <variant>
+
+#include <unistd.h>
+
+namespace rapidrpc {
+namespace {
+
+namespace fs = std::filesystem;
+
+class WorkerPool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rapidrpc-worker-pool-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // One worker process; `script` runs in sh with $0 the test's folder and $1
+  // rapidrpcd.
+  outcome call_with_worker(const std::string& script) {
+    server_options o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.threads = 1;
+    o.workers = 1;
+    o.isolate = true;
+    o.worker_command = {"/bin/sh", "-c", script, dir_.string(), RAPIDRPCD_PATH};
+    server s(o);
+    demo::add_methods(s.methods());
+    s.start();
+    client_options co;
+    co.timeout = std::chrono::seconds(20);
+    client c("http://127.0.0.1:" + std::to_string(s.port()) + "/RPC2", co);
+    outcome result = c.try_call("load", {20});
+    s.stop();
+    s.wait();
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(WorkerPool, ACallAWorkerDiedWithoutReadingGoesToTheNextWorker) {
+  // The first worker holds the call unread for 0.5 s and exits; the one that
+  // replaces it is a real worker.
+  outcome r = call_with_worker(
+      R"(mkdir "$0/once" 2>/dev/null && { sleep 0.5; exit 0; }; exec "$1" --worker)");
+  ASSERT_TRUE(std::holds_alternative<value>(r)) << std::get<fault>(r).what();
+  EXPECT_EQ(std::get<value>(r), value("6765"));
+}
+
+TEST_F(WorkerPool, ACallNoWorkerReadsFailsAfterThreeWorkers) {
+  // Every worker dies without reading: the call fails, after three workers
+  // (it counts them in $0).
+  outcome r = call_with_worker(R"(echo x >>"$0/started"; sleep 0.2)");
+  ASSERT_TRUE(std::holds_alternative<fault>(r));
+  EXPECT_EQ(std::get<fault>(r).code(), fault_code::internal_error);
+  EXPECT_NE(std::string(std::get<fault>(r).what()).find("keep dying"), std::string::npos)
+      << std::get<fault>(r).what();
+  // (a fourth may have started by the time the fault came: workers are
+  // replaced at once)
+  std::ifstream in(dir_ / "started");
+  std::string line;
+  int started = 0;
+  while (std::getline(in, line)) ++started;
+  EXPECT_GE(started, 3);
+  EXPECT_LE(started, 4);
+}
+
+}  // namespace
+}  // namespace rapidrpc
