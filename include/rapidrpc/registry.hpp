@@ -116,6 +116,13 @@ struct method {
   /// The parameters' names, in order, for protocols that pass parameters by
   /// name (JSON-RPC's params object). Empty: positional parameters only.
   std::vector<std::string> param_names;
+  /// How many parameters a call may have, from `first` to `second`
+  /// (any_count: no most), checked before the method runs anywhere: a call
+  /// with another count fails with fault_code::invalid_params without
+  /// reaching the pool or a worker process. Unset: not checked here (a
+  /// typed method checks its own parameters as it runs).
+  std::optional<std::pair<std::size_t, std::size_t>> param_count;
+  static constexpr std::size_t any_count = static_cast<std::size_t>(-1);
 };
 
 /// Runs an inline or pool method's `run` on the calling thread and returns
@@ -145,6 +152,8 @@ std::vector<std::string> describe(std::string_view result_name) {
   return sig;
 }
 
+/// "expected N parameters, got M" (or "N to M", "at least N").
+std::string param_count_message(std::size_t least, std::size_t most, std::size_t got);
 [[noreturn]] void throw_param_count(std::size_t expected, std::size_t got);
 
 template <class R>

@@ -47,10 +47,18 @@ namespace detail {
 
 std::string_view any_type_name() noexcept { return "any"; }
 
+std::string param_count_message(std::size_t least, std::size_t most, std::size_t got) {
+  std::string expected = least == most ? std::to_string(least)
+                         : most == method::any_count
+                             ? "at least " + std::to_string(least)
+                             : std::to_string(least) + " to " + std::to_string(most);
+  const bool one = least == 1 && (most == 1 || most == method::any_count);
+  return "expected " + expected + (one ? " parameter, got " : " parameters, got ") +
+         std::to_string(got);
+}
+
 void throw_param_count(std::size_t expected, std::size_t got) {
-  throw fault(fault_code::invalid_params,
-              "expected " + std::to_string(expected) +
-                  (expected == 1 ? " parameter, got " : " parameters, got ") + std::to_string(got));
+  throw fault(fault_code::invalid_params, param_count_message(expected, expected, got));
 }
 
 void throw_param_type(std::size_t index, std::string_view expected, const value& got) {
@@ -151,6 +159,14 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
   if (m == nullptr) {
     done(fault(fault_code::method_not_found, "method not found"));
     return;
+  }
+  if (m->param_count) {
+    auto [least, most] = *m->param_count;
+    if (params.size() < least || params.size() > most) {
+      done(fault(fault_code::invalid_params,
+                 detail::param_count_message(least, most, params.size())));
+      return;
+    }
   }
   switch (m->where) {
     case execution::inline_call:

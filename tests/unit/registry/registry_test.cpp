@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <atomic>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -68,6 +69,35 @@ TEST_F(RegistryTest, WrongArgumentCountIsInvalidParams) {
   reg.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
   EXPECT_EQ(failed("add", {1}).code(), fault_code::invalid_params);
   EXPECT_EQ(failed("add", {1, 2, 3}).code(), fault_code::invalid_params);
+}
+
+// A method's declared parameter count is checked before it is sent
+// anywhere: a pool method with the wrong count never reaches the pool.
+TEST_F(RegistryTest, DeclaredParamCountIsCheckedBeforeTheMethodRuns) {
+  std::atomic<int> runs{0};
+  auto raw = [&](std::size_t least, std::size_t most) {
+    method m;
+    m.where = execution::pool;
+    m.run = [&](const array& params) -> value {
+      ++runs;
+      return static_cast<std::int32_t>(params.size());
+    };
+    m.param_count.emplace(least, most);
+    return m;
+  };
+  reg.add_method("two", raw(2, 2));
+  reg.add_method("one_to_three", raw(1, 3));
+  reg.add_method("at_least_one", raw(1, method::any_count));
+  EXPECT_EQ(failed("two", {1}).message(), "expected 2 parameters, got 1");
+  EXPECT_EQ(failed("two", {1, 2, 3}).message(), "expected 2 parameters, got 3");
+  EXPECT_EQ(failed("one_to_three", {}).message(), "expected 1 to 3 parameters, got 0");
+  EXPECT_EQ(failed("one_to_three", {1, 2, 3, 4}).code(), fault_code::invalid_params);
+  EXPECT_EQ(failed("at_least_one", {}).message(), "expected at least 1 parameter, got 0");
+  EXPECT_EQ(runs.load(), 0);
+  EXPECT_EQ(ok("two", {1, 2}), value(2));
+  EXPECT_EQ(ok("one_to_three", {1, 2, 3}), value(3));
+  EXPECT_EQ(ok("at_least_one", {1, 2, 3, 4, 5}), value(5));
+  EXPECT_EQ(runs.load(), 3);
 }
 
 TEST_F(RegistryTest, WrongArgumentTypeIsInvalidParamsNamingTheParameter) {
