@@ -117,6 +117,7 @@ class worker_pool final : public detail::pool_runner {
     bool written = false;    // the current call is all in the socket
     bool peer_gone = false;  // its stream ended before that: the write decides
     bool killed = false;     // by the pool (a runaway), not by someone else
+    bool dying = false;      // past its call's timeout, being killed: no call goes there
   };
 
   static void finish(job& j, outcome o) {
@@ -148,6 +149,7 @@ class worker_pool final : public detail::pool_runner {
     }
     w.pid = pid;
     w.killed = false;
+    w.dying = false;
     w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
     w.started = clock::now();
     ++w.generation;
@@ -157,7 +159,7 @@ class worker_pool final : public detail::pool_runner {
   void dispatch() {
     for (auto& w : workers_) {
       if (queue_.empty()) return;
-      if (w.current || !w.socket) continue;
+      if (w.current || !w.socket || w.dying) continue;
       w.current = std::move(queue_.front());
       queue_.pop_front();
       start(w);
@@ -170,12 +172,23 @@ class worker_pool final : public detail::pool_runner {
       w.timer = std::make_unique<net::steady_timer>(io_, w.current->timeout);
       w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
         if (ec || gen != w.generation || !w.current) return;
-        // A runaway: the caller hears now, the process is killed and replaced.
+        // A runaway: the caller hears now, the process is killed and
+        // replaced. SIGUSR1 first: a Python worker prints its stack
+        // (faulthandler) and goes on, a C++ worker ends at once; then
+        // SIGKILL, unless it is gone by then.
         finish(*w.current, fault(fault_code::timeout, "the call took too long"));
         w.current.reset();
         w.killed = true;
-        ::kill(w.pid, SIGKILL);
-        lost(w);
+        w.dying = true;
+        std::fprintf(
+            stderr, "rapidrpc: worker process %d ran past its call's timeout; killing it\n", w.pid);
+        ::kill(w.pid, SIGUSR1);
+        auto grace = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(200));
+        grace->async_wait([this, &w, gen, grace](const boost::system::error_code&) {
+          if (gen != w.generation) return;  // it ended already
+          ::kill(w.pid, SIGKILL);
+          lost(w);
+        });
       });
     }
     // The answer is read by the read every live worker has pending
@@ -282,7 +295,7 @@ class worker_pool final : public detail::pool_runner {
       // Every death is logged but the pool's own kills (a runaway, a worker
       // that broke the protocol): a crash, the OOM killer's SIGKILL, an exit.
       const char* when = idle ? " while idle" : "";
-      if (WIFSIGNALED(status) && !(w.killed && WTERMSIG(status) == SIGKILL))
+      if (WIFSIGNALED(status) && !w.killed)
         std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d%s; replacing it\n",
                      w.pid, WTERMSIG(status), when);
       else if (!w.killed && WIFEXITED(status))
