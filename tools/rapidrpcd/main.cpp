@@ -102,8 +102,18 @@ int serve(const rapidrpcd::settings& settings) {
   std::signal(SIGPIPE, SIG_IGN);
 
   rapidrpc::server server(options);
-  rapidrpc::demo::add_methods(server.methods());
-  if (settings.test_methods) rapidrpc::demo::add_test_methods(server.methods());
+  if (settings.python.module.empty()) {
+    rapidrpc::demo::add_methods(server.methods());
+    if (settings.test_methods) rapidrpc::demo::add_test_methods(server.methods());
+  } else {
+    try {
+      rapidrpcd::add_python_methods(server.methods(), settings.python);
+    } catch (const std::exception& e) {
+      std::cerr << "rapidrpcd: cannot serve --python " << settings.python.module << ": " << e.what()
+                << '\n';
+      return 1;
+    }
+  }
   try {
     server.start();
   } catch (const std::exception& e) {

@@ -69,6 +69,20 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
          "--method-timeout", in.method_timeout,
          "Seconds a CPU-heavy call may run before it fails with a timeout fault (0: no limit)")
       ->capture_default_str();
+  auto* python = app.add_option_group(
+      "Python", "Serve a Python module's methods in worker processes (see docs/python.md)");
+  python
+      ->add_option("--python", out.python.module,
+                   "Serve the public functions of this module (or what MODULE:HOOK(server) "
+                   "registers) instead of the demo service; needs --mode async-pool")
+      ->type_name("MODULE[:HOOK]");
+  python
+      ->add_option("--python-path", out.python.paths,
+                   "A directory to import the module from (repeatable; default: the current "
+                   "directory)")
+      ->type_name("DIR");
+  python->add_option("--python-exe", out.python.exe, "The Python interpreter of the workers")
+      ->capture_default_str();
   app.add_flag("--enable-test-methods", out.test_methods,
                "Add test.crash, test.spin and test.throw (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
@@ -170,9 +184,25 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
     std::cerr << "rapidrpcd: --isolate applies to --mode async-pool only\n";
     return 2;
   }
+  if (!out.python.module.empty()) {
+    if (options.mode != rapidrpc::serving_mode::async_pool) {
+      std::cerr << "rapidrpcd: --python needs --mode async-pool (the Python methods run in its "
+                   "worker processes), not --mode "
+                << in.mode << '\n';
+      return 2;
+    }
+    if (out.python.paths.empty()) out.python.paths.emplace_back(".");
+    try {
+      options.isolate = true;
+      options.worker_command = python_worker_command(out.python);
+    } catch (const std::exception& e) {
+      std::cerr << "rapidrpcd: " << e.what() << '\n';
+      return 1;
+    }
+  }
   options.method_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
-  if (options.isolate) {
+  if (options.isolate && out.python.module.empty()) {
     char self[4096];
     ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {

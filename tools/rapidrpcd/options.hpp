@@ -2,6 +2,8 @@
 // server_options and the daemon's own settings. main() only acts on them.
 #pragma once
 
+#include "python.hpp"
+
 #include <rapidrpc/access.hpp>
 #include <rapidrpc/server.hpp>
 
@@ -29,6 +31,9 @@ struct settings {
   double drain_timeout = 10;
   /// --enable-test-methods: add the demo's test.* methods.
   bool test_methods = false;
+  /// --python: serve a Python module's methods (instead of the demo
+  /// service) in worker processes; module empty without it.
+  python_settings python;
   /// task::hash_password: the user name and the PBKDF2 iterations.
   std::string hash_user;
   unsigned hash_iterations = rapidrpc::default_password_iterations;

@@ -1,0 +1,281 @@
+"""The Python worker process of `rapidrpcd --python MODULE[:HOOK]`.
+
+rapidrpcd does the HTTP, XML-RPC, JSON-RPC, TLS and connections; this
+program runs the Python methods, one call at a time, in a worker process of
+its pool (docs/python.md). Standard library only, so it runs on the
+system's python3 as it is.
+
+    _worker.py --module MODULE[:HOOK] [--path DIR]... --describe
+        prints the method table (an XML-RPC methodResponse holding an array
+        of structs: name, help, signature, params, min, max) and exits; an
+        import error exits with status 3 and its traceback on stderr.
+    _worker.py --module MODULE[:HOOK] [--path DIR]...
+        serves the worker protocol on descriptor 3: each message is a
+        4-byte big-endian length and an XML-RPC document; a methodCall in,
+        one methodResponse out; end of stream ends the process.
+
+The methods: without HOOK, the module's public functions (defined in it,
+not imported, and not starting with "_"); with HOOK, what HOOK(server)
+registers with SimpleXMLRPCServer's verbs (register_function, plain or as a
+decorator, and register_instance).
+"""
+
+import argparse
+import asyncio
+import datetime
+import faulthandler
+import importlib
+import inspect
+import os
+import signal
+import struct
+import sys
+import traceback
+import xmlrpc.client
+
+MAX_FRAME = 64 * 1024 * 1024  # as the host's max_worker_frame_bytes
+INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+
+TYPE_NAMES = {
+    int: "int",
+    bool: "boolean",
+    float: "double",
+    str: "string",
+    bytes: "base64",
+    bytearray: "base64",
+    datetime.datetime: "dateTime.iso8601",
+    xmlrpc.client.DateTime: "dateTime.iso8601",
+    list: "array",
+    tuple: "array",
+    dict: "struct",
+    type(None): "nil",
+    None: "nil",
+}
+
+
+class Registrar:
+    """What a HOOK is handed: SimpleXMLRPCServer's registration verbs."""
+
+    def __init__(self):
+        self.funcs = {}
+        self.instance = None
+        self.allow_dotted_names = False
+
+    def register_function(self, function=None, name=None):
+        if function is None:  # @server.register_function(name="x")
+            return lambda f: self.register_function(f, name)
+        self.funcs[name or function.__name__] = function
+        return function
+
+    def register_instance(self, instance, allow_dotted_names=False):
+        self.instance = instance
+        self.allow_dotted_names = allow_dotted_names
+
+    # rapidrpcd answers these itself.
+    def register_introspection_functions(self):
+        pass
+
+    def register_multicall_functions(self):
+        pass
+
+
+def load(spec, paths):
+    """The methods of MODULE[:HOOK]: {name: callable}."""
+    for p in reversed(paths):
+        sys.path.insert(0, os.path.abspath(p))
+    module_name, _, hook = spec.partition(":")
+    module = importlib.import_module(module_name)
+    if not hook:
+        return {name: f for name, f in vars(module).items()
+                if not name.startswith("_") and inspect.isfunction(f)
+                and f.__module__ == module.__name__}
+    registrar = Registrar()
+    getattr(module, hook)(registrar)
+    methods = {}
+    instance = registrar.instance
+    if instance is not None:
+        for name in dir(instance):
+            if name.startswith("_"):
+                continue
+            attr = getattr(instance, name)
+            if callable(attr):
+                methods[name] = attr
+    methods.update(registrar.funcs)
+    return methods
+
+
+def signature_of(f):
+    """(help, signature list or [], param names, min, max or -1)."""
+    help_text = inspect.getdoc(f) or ""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return help_text, [], [], 0, -1
+    names, required, most = [], 0, 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+            most += 1
+            if p.default is p.empty:
+                required += 1
+        elif p.kind == p.VAR_POSITIONAL:
+            most = -1
+    annotated = sig.return_annotation is not sig.empty or any(
+        p.annotation is not p.empty for p in sig.parameters.values())
+    types = []
+    if annotated and most != -1:
+        def name_of(a):
+            return "undef" if a is inspect.Signature.empty else TYPE_NAMES.get(a, "undef")
+        types = [name_of(sig.return_annotation)] + [
+            name_of(sig.parameters[n].annotation) for n in names]
+    return help_text, types, names if most != -1 else [], required, most
+
+
+def describe(methods):
+    table = []
+    for name, f in sorted(methods.items()):
+        help_text, types, names, least, most = signature_of(f)
+        table.append({"name": name, "help": help_text, "signature": types,
+                      "params": names, "min": least, "max": most})
+    return dumps((table,))
+
+
+class Marshaller(xmlrpc.client.Marshaller):
+    """The standard marshaller, with i8 for integers past 32 bits (it refuses
+    them) and nil allowed; an integer past 64 bits cannot be sent."""
+
+    dispatch = dict(xmlrpc.client.Marshaller.dispatch)
+
+    def dump_long(self, value, write):
+        if -2**31 <= value < 2**31:
+            write("<value><int>%d</int></value>\n" % value)
+        elif -2**63 <= value < 2**63:
+            write("<value><i8>%d</i8></value>\n" % value)
+        else:
+            raise OverflowError("int exceeds XML-RPC limits")
+
+    dispatch[int] = dump_long
+
+
+def dumps(params):
+    """A methodResponse document for a result tuple, or a Fault."""
+    body = Marshaller("utf-8", allow_none=True).dumps(params)
+    return ("<?xml version='1.0'?>\n<methodResponse>\n" + body +
+            "</methodResponse>\n").encode("utf-8")
+
+
+def fault(code, message):
+    return dumps(xmlrpc.client.Fault(code, message))
+
+
+class Worker:
+    def __init__(self, methods):
+        self.methods = methods
+        self.loop = None  # made for the first async def method
+
+    def call(self, name, params):
+        f = self.methods.get(name)
+        if f is None:
+            return fault(METHOD_NOT_FOUND, "method not found")
+        try:
+            result = f(*params)
+            if inspect.isawaitable(result):
+                if self.loop is None:
+                    self.loop = asyncio.new_event_loop()
+                result = self.loop.run_until_complete(result)
+        except xmlrpc.client.Fault as f_:
+            return fault(f_.faultCode, f_.faultString)
+        except Exception:  # noqa: BLE001 - every failure is answered
+            print(f"rapidrpc python worker {os.getpid()}: {name} raised:", file=sys.stderr)
+            traceback.print_exc()
+            sys.stderr.flush()
+            return fault(INTERNAL_ERROR, "internal error")
+        try:
+            return dumps((result,))
+        except Exception:  # noqa: BLE001
+            print(f"rapidrpc python worker {os.getpid()}: the result of {name} cannot be "
+                  "encoded:", file=sys.stderr)
+            traceback.print_exc()
+            sys.stderr.flush()
+            return fault(INTERNAL_ERROR, "internal error: the result cannot be encoded")
+
+    def answer(self, document):
+        try:
+            params, name = xmlrpc.client.loads(document, use_builtin_types=True)
+        except Exception:  # noqa: BLE001 - the host sends well-formed calls
+            return fault(INTERNAL_ERROR, "internal error: the worker cannot read the call")
+        return self.call(name, params)
+
+
+def read_exact(fd, n):
+    chunks, got = [], 0
+    while got < n:
+        b = os.read(fd, n - got)
+        if not b:
+            return None
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def serve(methods, fd):
+    worker = Worker(methods)
+    while True:
+        head = read_exact(fd, 4)
+        if head is None:
+            return 0
+        (n,) = struct.unpack(">I", head)
+        if n > MAX_FRAME:
+            return 1
+        doc = read_exact(fd, n)
+        if doc is None:
+            return 1
+        body = worker.answer(doc)
+        os.write(fd, struct.pack(">I", len(body)))
+        view, done = memoryview(body), 0
+        while done < len(body):
+            done += os.write(fd, view[done:])
+
+
+def die_with_host():
+    """SIGKILL this worker when the host goes (a busy worker would not see
+    its socket close until its call ends). Linux's PR_SET_PDEATHSIG."""
+    host = os.getppid()
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != host:  # the host went before the call took effect
+        os._exit(1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--module", required=True, help="MODULE or MODULE:HOOK")
+    p.add_argument("--path", action="append", default=[], help="added to sys.path (repeatable)")
+    p.add_argument("--describe", action="store_true", help="print the method table and exit")
+    args = p.parse_args()
+    # A crash (segfault, abort) prints the Python stack first; so does
+    # SIGUSR1, which the host may send a runaway before it kills it.
+    faulthandler.enable()
+    faulthandler.register(signal.SIGUSR1)
+    try:
+        methods = load(args.module, args.path)
+    except BaseException:  # noqa: BLE001 - reported to the operator as it is
+        print(f"rapidrpc: cannot load the Python methods of {args.module}:", file=sys.stderr)
+        traceback.print_exc()
+        return 3
+    if args.describe:
+        sys.stdout.buffer.write(describe(methods))
+        return 0
+    # Ctrl-C goes to the whole process group; the host decides when workers end.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_host()
+    return serve(methods, 3)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

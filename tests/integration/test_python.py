@@ -1,0 +1,335 @@
+"""`rapidrpcd --python MODULE[:HOOK]` (docs/python.md): Python methods in
+worker processes, the module python_service/service.py.
+
+- Results as Python's own, over XML-RPC, JSON-RPC (positional and named)
+  and system.multicall; every type round-trips through echo, i8 and nil
+  included; an int past 64 bits is a fault, not a dead worker.
+- Introspection from docstrings and annotations; faults: Fault(42, "x") is
+  42/"x", any other exception -32603 with no detail on the wire.
+- Crashes (SIGSEGV, abort) cost their call only; a runaway gets -32001 at
+  --method-timeout and its CPU stops; an idle worker's SIGKILL costs
+  nothing.
+- An import error stops rapidrpcd within 5 s with the traceback; --python
+  outside async-pool is refused; the interpreter is /usr/bin/python3 even
+  with another python3 first in PATH; after a stop no worker is left.
+
+This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
+"""
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+import xmlrpc.client
+
+import procs
+from harness import (Daemon, RawClient, call_body, daemon_path, fib_str, http_request, main, parse_fault,
+                     parse_result, raw_call_body, running_daemon)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVICE_DIR = os.path.join(HERE, "python_service")
+INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+TIMEOUT = -32001
+
+
+PYTHON_ARGS = ("--python-path", SERVICE_DIR, "--workers", "2")
+
+
+def python_daemon(spec="service:register", *args):
+    return running_daemon("--python", spec, *PYTHON_ARGS, *args, env_args=False)
+
+
+def started_python_daemon(spec="service"):
+    """A daemon the test stops itself."""
+    return Daemon("--python", spec, *PYTHON_ARGS, env_args=False).start()
+
+
+def raw_call(d, body, timeout=30):
+    """One call on a new raw connection (nothing is resent): the response."""
+    with RawClient(d, timeout=timeout) as c:
+        c.send(http_request(body, headers=[("Connection", "close")]))
+        return c.read_response()
+
+
+def jsonrpc(d, method, params, ident=1):
+    req = urllib.request.Request(
+        d.url, data=json.dumps({"jsonrpc": "2.0", "method": method, "params": params,
+                                "id": ident}).encode(),
+        headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def workers_of(d):
+    return sorted(procs.live_children(d.proc.pid))
+
+
+def wait_for_workers(d, n=2):
+    procs.wait_for(lambda: len(workers_of(d)) == n, time.monotonic() + 10)
+    workers = workers_of(d)
+    assert len(workers) == n, f"workers: {workers}\n{d.diagnostics()}"
+    return workers
+
+
+class Serving(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = python_daemon()
+        cls.daemon = cls.d.__enter__()
+        cls.p = xmlrpc.client.ServerProxy(cls.daemon.url, allow_none=True, use_builtin_types=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.p("close")()
+        cls.d.__exit__(None, None, None)
+
+    def test_results_are_pythons_own(self):
+        self.assertEqual(self.p.load(150), fib_str(150))
+        self.assertEqual(getattr(self.p, "sample.add")(20, 22), 42)
+        self.assertEqual(getattr(self.p, "sample.sum")(1, 2, 3, 4), 10)
+        self.assertEqual(self.p.square(12), 144)  # register_instance
+        value = {"z": [1, "two", 3.5, True, None], "a": {"nested": {"deep": []}}}
+        self.assertEqual(self.p.echo(value), value)
+
+    def test_jsonrpc_positional_and_named(self):
+        self.assertEqual(jsonrpc(self.daemon, "sample.add", [3, 5])["result"], 8)
+        self.assertEqual(jsonrpc(self.daemon, "sample.add", {"b": 5, "a": 3})["result"], 8)
+        self.assertEqual(jsonrpc(self.daemon, "load", {"n": 90})["result"], fib_str(90))
+        self.assertEqual(jsonrpc(self.daemon, "echo", [2**40])["result"], 2**40)
+
+    def test_multicall(self):
+        m = xmlrpc.client.MultiCall(self.p)
+        getattr(m, "sample.add")(1, 2)
+        m.load(20)
+        m.fault42()
+        results = m()
+        self.assertEqual(results[0], 3)
+        self.assertEqual(results[1], fib_str(20))
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            results[2]
+        self.assertEqual((f.exception.faultCode, f.exception.faultString), (42, "x"))
+
+    def test_every_type_round_trips_through_echo(self):
+        # i8 (2^40), nil, base64, dateTime and nested structs, written by hand
+        # (Python's marshaller refuses ints past 32 bits).
+        value = ("<value><struct>"
+                 "<member><name>i8</name><value><i8>1099511627776</i8></value></member>"
+                 "<member><name>nil</name><value><nil/></value></member>"
+                 "<member><name>b64</name><value><base64>AAEC/w==</base64></value></member>"
+                 "<member><name>when</name><value><dateTime.iso8601>20261201T10:11:12"
+                 "</dateTime.iso8601></value></member>"
+                 "<member><name>nested</name><value><struct><member><name>list</name><value>"
+                 "<array><data><value><int>-7</int></value><value><double>0.5</double></value>"
+                 "<value><boolean>1</boolean></value><value><string>&lt;x&gt;</string></value>"
+                 "</data></array></value></member></struct></value></member>"
+                 "</struct></value>")
+        resp = raw_call(self.daemon, raw_call_body("echo", value))
+        self.assertIn(b"<i8>1099511627776</i8>", resp.body)
+        got = parse_result(resp.body)
+        self.assertEqual(got["i8"], 2**40)
+        self.assertIsNone(got["nil"])
+        self.assertEqual(got["b64"], b"\x00\x01\x02\xff")
+        self.assertEqual(str(got["when"]), "2026-12-01 10:11:12")
+        self.assertEqual(got["nested"], {"list": [-7, 0.5, True, "<x>"]})
+        self.assertEqual(list(got), ["i8", "nil", "b64", "when", "nested"])
+
+    def test_an_int_past_64_bits_is_a_fault_not_a_dead_worker(self):
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            self.p.huge()
+        self.assertEqual(f.exception.faultCode, INTERNAL_ERROR)
+        self.assertEqual(getattr(self.p, "sample.add")(1, 1), 2)
+        self.assertNotIn("died from signal", self.daemon.stderr_text())
+
+    def test_introspection(self):
+        methods = self.p.system.listMethods()
+        for name in ("load", "sample.add", "sample.sum", "echo", "square", "system.multicall"):
+            self.assertIn(name, methods)
+        self.assertEqual(self.p.system.methodHelp("sample.add"), "The sum of two integers.")
+        self.assertEqual(self.p.system.methodHelp("echo"), "")
+        self.assertEqual(self.p.system.methodSignature("sample.add"), [["int", "int", "int"]])
+        self.assertEqual(self.p.system.methodSignature("load"), [["string", "int"]])
+        self.assertEqual(self.p.system.methodSignature("echo"), "undef")
+
+    def test_faults(self):
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            self.p.nosuch()
+        self.assertEqual(f.exception.faultCode, METHOD_NOT_FOUND)
+        # Counted on the host: the worker is not asked.
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            getattr(self.p, "sample.add")(1)
+        self.assertEqual(f.exception.faultCode, INVALID_PARAMS)
+        self.assertIn("expected 2 parameters, got 1", f.exception.faultString)
+
+
+class Faults(unittest.TestCase):
+    def test_fault_and_exception(self):
+        with python_daemon("service") as d:
+            body = raw_call(d, call_body("fault42")).body
+            f = parse_fault(body)
+            self.assertEqual((f.faultCode, f.faultString), (42, "x"))
+            body = raw_call(d, call_body("divide", 1, 0)).body
+            f = parse_fault(body)
+            self.assertEqual(f.faultCode, INTERNAL_ERROR)
+            self.assertEqual(f.faultString, "internal error")
+            self.assertNotIn(b"ZeroDivision", body)
+            procs.wait_for(lambda: "ZeroDivisionError" in d.stderr_text(), time.monotonic() + 2)
+            self.assertIn("ZeroDivisionError", d.stderr_text(), "no traceback on stderr")
+            # Public functions only, without a hook.
+            body = raw_call(d, call_body("_private")).body
+            self.assertEqual(parse_fault(body).faultCode, METHOD_NOT_FOUND)
+
+
+class Crashes(unittest.TestCase):
+    def crash_costs_one_call(self, method, signum):
+        with python_daemon("service") as d:
+            wait_for_workers(d)
+            # A spin holds one worker while the other crashes.
+            spin = {}
+            t = threading.Thread(target=lambda: spin.setdefault(
+                "r", raw_call(d, call_body("spin", 1.5)).body))
+            t.start()
+            time.sleep(0.3)
+            f = parse_fault(raw_call(d, call_body(method)).body)
+            self.assertEqual(f.faultCode, INTERNAL_ERROR)
+            t.join(10)
+            self.assertIs(parse_result(spin["r"]), True, "the call on the other worker failed")
+            # Both workers answer again within 1 s: two calls at once, each
+            # holding its worker for 0.2 s, answered by two processes.
+            start = time.monotonic()
+            pids = {}
+            calls = [threading.Thread(target=lambda i=i: pids.setdefault(
+                i, parse_result(raw_call(d, call_body("pid_after", 0.2)).body))) for i in range(2)]
+            for c in calls:
+                c.start()
+            for c in calls:
+                c.join(10)
+            took = time.monotonic() - start
+            self.assertEqual(len(set(pids.values())), 2, f"answered by {pids}")
+            self.assertLess(took, 1.0, f"both workers answered only after {took:.2f} s")
+            self.assertIn(f"died from signal {signum}", d.stderr_text())
+
+    def test_a_segfault_costs_its_call_only(self):
+        self.crash_costs_one_call("crash", signal.SIGSEGV)
+
+    def test_an_abort_costs_its_call_only(self):
+        self.crash_costs_one_call("abort", signal.SIGABRT)
+
+    def test_a_runaway_is_stopped_at_the_method_timeout(self):
+        with python_daemon("service", "--method-timeout", "2") as d:
+            wait_for_workers(d)
+            start = time.monotonic()
+            f = parse_fault(raw_call(d, call_body("spin", 60)).body)
+            took = time.monotonic() - start
+            self.assertEqual(f.faultCode, TIMEOUT)
+            self.assertLess(took, 3.0)
+            # Its Python stack is logged before it is killed.
+            procs.wait_for(lambda: "in spin" in d.stderr_text(), time.monotonic() + 2)
+            self.assertRegex(d.stderr_text(), r'service\.py", line \d+ in spin',
+                             "no Python stack of the runaway")
+            # The process tree stops using CPU.
+            time.sleep(0.5)
+            before = procs.tree_cpu(d.proc.pid)
+            time.sleep(1.0)
+            used = procs.tree_cpu(d.proc.pid) - before
+            self.assertLess(used, 0.2, f"{used:.2f} s of CPU in 1 s after the timeout")
+
+    def test_sigkill_of_an_idle_worker_then_ten_calls_all_succeed(self):
+        with python_daemon("service") as d:
+            workers = wait_for_workers(d)
+            os.kill(workers[0], signal.SIGKILL)
+            for i in range(10):
+                self.assertEqual(parse_result(raw_call(d, call_body("add", i, 1)).body), i + 1)
+
+
+class Lifecycle(unittest.TestCase):
+    def test_an_import_error_stops_rapidrpcd_with_the_traceback(self):
+        start = time.monotonic()
+        r = subprocess.run([daemon_path(), "--port", "0", "--python", "broken",
+                            "--python-path", SERVICE_DIR], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=30)
+        took = time.monotonic() - start
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertLess(took, 5.0)
+        self.assertIn(b"Traceback", r.stderr)
+        self.assertIn(b"No module named 'no_such_module_here'", r.stderr)
+        self.assertNotIn(b"listening on", r.stdout)
+
+    def test_python_outside_async_pool_is_refused(self):
+        for mode in ("async", "sequential", "fork", "prefork"):
+            r = subprocess.run([daemon_path(), "--port", "0", "--mode", mode, "--python",
+                                "service", "--python-path", SERVICE_DIR],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"--python needs --mode async-pool".encode(), r.stderr)
+
+    def test_the_interpreter_is_usr_bin_python3_whatever_path_says(self):
+        with tempfile.TemporaryDirectory(prefix="rapidrpc-path-") as tmp:
+            fake = os.path.join(tmp, "python3")
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\necho not this python >&2\nexit 99\n")
+            os.chmod(fake, stat.S_IRWXU)
+            old = os.environ["PATH"]
+            os.environ["PATH"] = tmp + os.pathsep + old
+            try:
+                with python_daemon("service") as d:
+                    for pid in wait_for_workers(d):
+                        exe = os.readlink(f"/proc/{pid}/exe")
+                        self.assertTrue(exe.startswith("/usr/bin/python3"), exe)
+                    self.assertEqual(parse_result(raw_call(d, call_body("add", 1, 2)).body), 3)
+            finally:
+                os.environ["PATH"] = old
+
+    def assert_no_worker_left(self, workers, within):
+        def left():
+            return [p for p in workers if (procs.stat(p) or (0, "Z"))[1] != "Z"]
+        procs.wait_for(lambda: not left(), time.monotonic() + within)
+        self.assertEqual(left(), [], f"workers left {within} s after rapidrpcd stopped")
+
+    def test_sigterm_lets_python_calls_finish_and_leaves_no_worker(self):
+        d = started_python_daemon()
+        try:
+            workers = wait_for_workers(d)
+            results = {}
+
+            def call(i):
+                results[i] = raw_call(d, call_body("later", 1.0, i)).body
+
+            threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
+            for t in threads:
+                t.start()
+            time.sleep(0.3)
+            d.send_signal(signal.SIGTERM)
+            for t in threads:
+                t.join(10)
+            self.assertEqual(d.wait(10), 0, d.diagnostics())
+            for i in range(2):
+                self.assertEqual(parse_result(results[i]), i)
+            self.assert_no_worker_left(workers, 1.0)
+        finally:
+            d.kill()
+
+    def test_sigkill_of_rapidrpcd_leaves_no_worker_even_a_busy_one(self):
+        d = started_python_daemon()
+        try:
+            workers = wait_for_workers(d)
+            t = threading.Thread(target=lambda: self.assertRaises(
+                Exception, raw_call, d, call_body("spin", 20)), daemon=True)
+            t.start()
+            time.sleep(0.5)
+            d.proc.kill()  # the daemon alone, not its process group
+            d.wait(10)
+            self.assert_no_worker_left(workers, 1.0)
+        finally:
+            d.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+// rapidrpcd --python MODULE[:HOOK]: Python methods in worker processes.
+// The host asks one run of the worker program (python/rapidrpc/_worker.py)
+// for the method table, registers each method as a pool method with its
+// help, signature, parameter names and parameter count, and serves them
+// with worker processes that run the same program (docs/python.md).
+#pragma once
+
+#include <rapidrpc/registry.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rapidrpcd {
+
+/// What --python, --python-path and --python-exe say.
+struct python_settings {
+  std::string module;              ///< MODULE or MODULE:HOOK; empty: no --python
+  std::vector<std::string> paths;  ///< added to the worker's sys.path, in order
+  std::string exe = "/usr/bin/python3";
+};
+
+/// The worker processes' command line.
+std::vector<std::string> python_worker_command(const python_settings& python);
+
+/// Registers the methods the module offers, as its describe step lists
+/// them. Throws std::runtime_error with the worker's own words (an import
+/// error's traceback) if it cannot be loaded within 5 seconds.
+void add_python_methods(rapidrpc::registry& methods, const python_settings& python);
+
+}  // namespace rapidrpcd
