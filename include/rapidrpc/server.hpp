@@ -104,6 +104,10 @@ struct server_options {
   /// the worker protocol (rapidrpc/worker.hpp); rapidrpc::serve_worker()
   /// implements the worker side. rapidrpcd passes itself with --worker.
   std::vector<std::string> worker_command;
+  /// With `isolate`: a worker process that has answered this many calls is
+  /// replaced by a new one between calls (it leaves at end of stream), to
+  /// bound what a leaking method can hold; 0: never.
+  std::uint64_t worker_max_requests = 0;
   /// How long a pool call may run when its method sets no timeout; zero
   /// means no limit.
   std::chrono::milliseconds method_timeout{0};

@@ -323,6 +323,8 @@ void refuse_unhonoured(const server_options& o) {
         "isolate needs a worker_command, the command that starts one worker");
   if (!o.isolate && !o.worker_command.empty())
     throw std::invalid_argument("worker_command is used with isolate only");
+  if (!o.isolate && o.worker_max_requests != 0)
+    throw std::invalid_argument("worker_max_requests is used with isolate only");
   if (!o.zmq.empty()) {
     if (mode != serving_mode::async_pool && mode != serving_mode::async)
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
@@ -391,7 +393,8 @@ void server::start() {
   } else {
     if (mode == serving_mode::async_pool) {
       if (s.options.isolate) {
-        s.runner = make_worker_pool(s.options.worker_command, s.options.workers);
+        s.runner = make_worker_pool(s.options.worker_command, s.options.workers,
+                                    s.options.worker_max_requests);
         s.shared.pool.runner = s.runner.get();
       } else {
         s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));

@@ -49,8 +49,8 @@ constexpr unsigned max_deliveries = 3;
 
 class worker_pool final : public detail::pool_runner {
  public:
-  worker_pool(std::vector<std::string> command, unsigned count)
-      : command_(std::move(command)), workers_(count) {
+  worker_pool(std::vector<std::string> command, unsigned count, std::uint64_t max_requests)
+      : command_(std::move(command)), max_requests_(max_requests), workers_(count) {
     if (command_.empty()) throw std::invalid_argument("isolate needs a worker_command");
     for (auto& w : workers_) spawn(w);
     thread_ = std::thread([this] { io_.run(); });
@@ -76,12 +76,14 @@ class worker_pool final : public detail::pool_runner {
     thread_.join();
     // Idle workers leave on end of stream; one that does not is killed.
     auto deadline = clock::now() + std::chrono::seconds(2);
-    for (auto& w : workers_) {
-      if (w.pid <= 0) continue;
-      while (::waitpid(w.pid, nullptr, WNOHANG) == 0) {
+    std::vector<int> pids(retired_.begin(), retired_.end());
+    for (auto& w : workers_)
+      if (w.pid > 0) pids.push_back(w.pid);
+    for (int pid : pids) {
+      while (::waitpid(pid, nullptr, WNOHANG) == 0) {
         if (clock::now() > deadline) {
-          ::kill(w.pid, SIGKILL);
-          ::waitpid(w.pid, nullptr, 0);
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, nullptr, 0);
           break;
         }
         ::usleep(5000);
@@ -113,6 +115,7 @@ class worker_pool final : public detail::pool_runner {
     clock::time_point started{};
     unsigned quick_deaths = 0;
     std::uint64_t generation = 0;  // tells a stale completion from a live one
+    std::uint64_t served = 0;      // calls answered by this process
     bool spawning = false;
     bool written = false;    // the current call is all in the socket
     bool peer_gone = false;  // its stream ended before that: the write decides
@@ -150,6 +153,7 @@ class worker_pool final : public detail::pool_runner {
     w.pid = pid;
     w.killed = false;
     w.dying = false;
+    w.served = 0;
     w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
     w.started = clock::now();
     ++w.generation;
@@ -265,8 +269,42 @@ class worker_pool final : public detail::pool_runner {
       finish(*w.current, fault(fault_code::internal_error, "internal error"));
     }
     w.current.reset();
-    read_header(w);
+    if (max_requests_ != 0 && ++w.served >= max_requests_) {
+      retire(w);
+    } else {
+      read_header(w);
+    }
     dispatch();
+  }
+
+  // A worker that has served max_requests calls leaves between calls: its
+  // socket is closed (it sees end of stream and exits), a new one takes its
+  // place at once, and the old process is reaped in the background (killed
+  // if it has not left within 2 s).
+  void retire(worker& w) {
+    boost::system::error_code ec;
+    w.socket->close(ec);
+    w.socket.reset();
+    ++w.generation;
+    retired_.push_back(w.pid);
+    w.pid = -1;
+    spawn(w);
+    reap_retired(clock::now() + std::chrono::seconds(2));
+  }
+
+  void reap_retired(clock::time_point kill_at) {
+    std::erase_if(retired_, [&](int pid) {
+      if (::waitpid(pid, nullptr, WNOHANG) != 0) return true;
+      if (clock::now() < kill_at) return false;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      return true;
+    });
+    if (retired_.empty() || stopping_) return;
+    auto timer = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(20));
+    timer->async_wait([this, timer, kill_at](const boost::system::error_code&) {
+      if (!stopping_) reap_retired(kill_at);
+    });
   }
 
   // The worker died (or was killed) and a new one starts. Its call fails if
@@ -320,6 +358,8 @@ class worker_pool final : public detail::pool_runner {
   }
 
   std::vector<std::string> command_;
+  std::uint64_t max_requests_;  // 0: a worker serves for ever
+  std::vector<int> retired_;    // processes retired by max_requests_, not yet reaped
   net::io_context io_{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
@@ -332,9 +372,10 @@ class worker_pool final : public detail::pool_runner {
 }  // namespace
 
 std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
-                                                      unsigned workers) {
+                                                      unsigned workers,
+                                                      std::uint64_t max_requests) {
   unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
-  return std::make_unique<worker_pool>(std::move(command), n);
+  return std::make_unique<worker_pool>(std::move(command), n, max_requests);
 }
 
 }  // namespace rapidrpc

@@ -3,6 +3,7 @@
 // a worker is free. Results are posted back to the caller's loop.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,8 +12,9 @@
 namespace rapidrpc {
 
 /// Starts `workers` worker processes (0: one per core) running `command`
-/// and returns the runner that sends pool calls to them.
+/// and returns the runner that sends pool calls to them. A worker that has
+/// answered `max_requests` calls (0: no limit) is replaced between calls.
 std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
-                                                      unsigned workers);
+                                                      unsigned workers, std::uint64_t max_requests);
 
 }  // namespace rapidrpc

@@ -241,6 +241,23 @@ class Crashes(unittest.TestCase):
             used = procs.tree_cpu(d.proc.pid) - before
             self.assertLess(used, 0.2, f"{used:.2f} s of CPU in 1 s after the timeout")
 
+    def test_max_requests_recycles_workers_between_calls(self):
+        with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
+                            "1", "--max-requests", "3", env_args=False) as d:
+            first = wait_for_workers(d, 1)
+            pids = [parse_result(raw_call(d, call_body("pid_after", 0)).body) for _ in range(7)]
+            self.assertEqual(pids[0], first[0])
+            self.assertEqual(len(set(pids[0:3])), 1, pids)
+            self.assertEqual(len(set(pids[3:6])), 1, pids)
+            self.assertEqual(len(set(pids)), 3, f"not replaced after 3 calls each: {pids}")
+            # The retired processes left and were reaped: no zombie, no death.
+            retired = set(pids[:6])
+            procs.wait_for(lambda: not retired & set(procs.children(d.proc.pid)),
+                           time.monotonic() + 3)
+            self.assertFalse(retired & set(procs.children(d.proc.pid)), "retired workers linger")
+            self.assertNotIn("died from signal", d.stderr_text())
+            self.assertNotIn("exited with status", d.stderr_text())
+
     def test_sigkill_of_an_idle_worker_then_ten_calls_all_succeed(self):
         with python_daemon("service") as d:
             workers = wait_for_workers(d)

@@ -65,6 +65,10 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
   app.add_flag(
       "--isolate", options.isolate,
       "async-pool: run CPU-heavy methods in supervised worker processes instead of threads");
+  app.add_option("--max-requests", options.worker_max_requests,
+                 "--isolate and --python: replace a worker process after this many calls, "
+                 "between calls (0: never)")
+      ->capture_default_str();
   app.add_option(
          "--method-timeout", in.method_timeout,
          "Seconds a CPU-heavy call may run before it fails with a timeout fault (0: no limit)")
@@ -202,6 +206,11 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
   }
   options.method_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
+  if (options.worker_max_requests != 0 && !options.isolate) {
+    std::cerr << "rapidrpcd: --max-requests applies to worker processes (--isolate, --python) "
+                 "only\n";
+    return 2;
+  }
   if (options.isolate && out.python.module.empty()) {
     char self[4096];
     ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);

@@ -51,6 +51,10 @@ TEST(ServerOptions, IsolateAndWorkerCommandGoTogether) {
   auto without_isolate = local();
   without_isolate.worker_command = {"/bin/true"};
   expect_refused(without_isolate, "worker_command is used with isolate only");
+
+  auto recycling_threads = local();
+  recycling_threads.worker_max_requests = 10;
+  expect_refused(recycling_threads, "worker_max_requests is used with isolate only");
 }
 
 }  // namespace
