@@ -62,9 +62,9 @@ class worker_pool final : public detail::pool_runner {
       for (auto& w : workers_) {
         ++w.generation;  // completions from here on are ignored
         // A call still running has outlived the drain deadline (its
-        // connection is cut off): its worker is killed now, not after the
-        // grace the idle ones get to leave.
-        if (w.current && w.pid > 0) ::kill(w.pid, SIGKILL);
+        // connection is cut off), or a runaway is being killed: its worker is
+        // killed now, not after the grace the idle ones get to leave.
+        if ((w.current || w.dying) && w.pid > 0) ::kill(w.pid, SIGKILL);
         w.current.reset();
         w.timer.reset();
         boost::system::error_code ec;
