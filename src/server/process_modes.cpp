@@ -104,7 +104,7 @@ void process_supervisor::start() {
 }
 
 void process_supervisor::stop(std::chrono::milliseconds drain) {
-  drain_ = drain;
+  drain_ms_.store(drain.count(), std::memory_order_release);
   char c = 's';
   [[maybe_unused]] auto n = ::write(stop_pipe_[1], &c, 1);
 }
@@ -218,7 +218,8 @@ void process_supervisor::drain_children() {
   listeners_.clear();
   ::close(workers_pipe_[1]);
   workers_pipe_[1] = -1;
-  auto deadline = clock::now() + drain_;
+  auto deadline =
+      clock::now() + std::chrono::milliseconds(drain_ms_.load(std::memory_order_acquire));
   while (!children_.empty() && clock::now() < deadline) {
     int pid = ::waitpid(-1, nullptr, WNOHANG);
     if (pid > 0) {

@@ -17,6 +17,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -50,7 +51,10 @@ class process_supervisor {
   std::vector<int> listeners_;
   int stop_pipe_[2] = {-1, -1};     // written by stop(): wakes the supervisor
   int workers_pipe_[2] = {-1, -1};  // its write end closes: prefork workers stop
-  std::chrono::milliseconds drain_{10000};
+  // Set by stop() on the caller's thread, read by the supervisor thread once
+  // the stop pipe wakes it: the pipe orders the two for the kernel, not for
+  // the C++ memory model, hence the atomic.
+  std::atomic<std::chrono::milliseconds::rep> drain_ms_{10000};
   std::vector<int> children_;       // pids
   std::vector<int> first_workers_;  // prefork: pids forked by start()
   std::thread thread_;

@@ -55,9 +55,11 @@ class RegistryTest : public ::testing::Test {
   call_context ctx() { return {io.get_executor(), nullptr, &on_pool}; }
 
   boost::asio::io_context io;
+  // Before the pool, so it outlives the pool's threads: a pool call past its
+  // timeout may still be running its method when its test ends.
+  registry reg;
   boost::asio::thread_pool pool{2};
   detail::pool_target on_pool{pool.get_executor()};
-  registry reg;
 };
 
 TEST_F(RegistryTest, TypedMethodGetsConvertedArguments) {

@@ -111,9 +111,11 @@ class ExchangeTest : public ::testing::Test {
   }
 
   boost::asio::io_context io;
+  // Before the pool, so it outlives the pool's threads: a pool call past its
+  // timeout ("stuck") is still running its method when its test ends.
+  registry reg;
   boost::asio::thread_pool pool{2};
   pool_target on_pool{pool.get_executor()};
-  registry reg;
   exchange ex{reg, limits{}};
 };
 
