@@ -68,6 +68,12 @@ struct server_options {
   std::string host = "localhost";
   /// TCP port; 0 picks a free one (see server::port()).
   std::uint16_t port = 6677;
+  /// Listening TCP sockets to serve instead of binding `host` and `port`,
+  /// as a parent process (or a service manager's socket activation) hands
+  /// them over. The server serves duplicates of them: the caller keeps its
+  /// own descriptors. start() throws std::invalid_argument for a
+  /// descriptor that is not a listening TCP socket.
+  std::vector<int> listen_fds;
   /// Event-loop threads; 0 means one per core.
   unsigned threads = 0;
   /// Worker-pool threads for pool methods; 0 means one per core.
@@ -75,6 +81,7 @@ struct server_options {
   /// Request paths that serve XML-RPC, and JSON-RPC 2.0 when `jsonrpc` is
   /// on: a request is JSON-RPC if its Content-Type is application/json, or
   /// if it has no XML Content-Type and its body starts with '{' or '['.
+  /// "*" stands for every path.
   std::vector<std::string> paths = {"/RPC2", "/"};
   /// Serve JSON-RPC 2.0 (docs/jsonrpc.md) on `paths` and `jsonrpc_paths`.
   bool jsonrpc = true;

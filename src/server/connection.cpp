@@ -283,7 +283,7 @@ void connection::handle_request(bool keep_alive) {
   if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
   bool known = false;
   bool json_only = false;
-  for (const auto& p : shared.paths) known = known || p == path;
+  for (const auto& p : shared.paths) known = known || p == path || p == "*";
   if (!known) {
     for (const auto& p : shared.json_paths) json_only = json_only || p == path;
     if (!json_only) return http_error(404, !keep_alive_);

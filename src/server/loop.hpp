@@ -56,6 +56,12 @@ struct shared_state {
   access_log* log = nullptr;
 };
 
+/// The address a listening socket is bound to.
+boost::asio::ip::tcp::endpoint local_endpoint(int fd);
+
+/// A close-on-exec duplicate of `fd`; throws std::system_error.
+int duplicate(int fd);
+
 /// Opens `a` for `ep` and binds it as every listening socket of the server
 /// is bound: SO_REUSEADDR, an IPv6 socket IPv6-only, and SO_REUSEPORT when
 /// several sockets share the port (`shared_port`: one per loop). Throws
@@ -68,6 +74,10 @@ void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp
 class loop {
  public:
   explicit loop(shared_state& shared);
+
+  /// Serves a duplicate of the listening socket `fd` on this loop (before
+  /// start()); returns its address.
+  boost::asio::ip::tcp::endpoint adopt(int fd);
 
   /// Opens one more listening socket on this loop (before start()) and
   /// returns its address (with the port picked when `ep` has port 0).

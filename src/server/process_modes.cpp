@@ -75,6 +75,14 @@ process_supervisor::~process_supervisor() {
     if (fd >= 0) ::close(fd);
 }
 
+tcp::endpoint process_supervisor::adopt(int fd) {
+  tcp::endpoint bound = local_endpoint(fd);
+  int copy = duplicate(fd);
+  set_flags(copy);
+  listeners_.push_back(copy);
+  return bound;
+}
+
 tcp::endpoint process_supervisor::listen(const tcp::endpoint& ep) {
   net::io_context io;
   tcp::acceptor a(io);

@@ -31,6 +31,8 @@ class process_supervisor {
 
   /// Listens on `ep` (blocking bind; returns the address with its port).
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
+  /// Shares a duplicate of the listening socket `fd` with the processes.
+  boost::asio::ip::tcp::endpoint adopt(int fd);
   /// Starts the supervisor thread (and, for prefork, the workers).
   void start();
   /// Stops accepting; children finish their connection until `drain`, then

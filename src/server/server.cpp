@@ -17,8 +17,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <mutex>
@@ -46,6 +48,36 @@ void bind_acceptor(tcp::acceptor& a, const tcp::endpoint& ep, bool shared_port) 
     a.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
   if (ep.protocol() == tcp::v6()) a.set_option(net::ip::v6_only(true));
   a.bind(ep);
+}
+
+tcp::endpoint local_endpoint(int fd) {
+  tcp::endpoint ep;
+  socklen_t len = static_cast<socklen_t>(ep.capacity());
+  if (::getsockname(fd, ep.data(), &len) != 0)
+    throw std::system_error(errno, std::generic_category(), "getsockname");
+  ep.resize(len);
+  return ep;
+}
+
+int duplicate(int fd) {
+  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) throw std::system_error(errno, std::generic_category(), "dup");
+  return copy;
+}
+
+tcp::endpoint loop::adopt(int fd) {
+  tcp::endpoint ep = local_endpoint(fd);
+  int copy = duplicate(fd);
+  auto l =
+      std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
+  boost::system::error_code ec;
+  l->acceptor.assign(ep.protocol(), copy, ec);
+  if (ec) {
+    ::close(copy);
+    throw boost::system::system_error(ec, "cannot serve the listening socket handed over");
+  }
+  listeners_.push_back(std::move(l));
+  return ep;
 }
 
 tcp::endpoint loop::listen(const tcp::endpoint& ep) {
@@ -325,6 +357,18 @@ void refuse_unhonoured(const server_options& o) {
     throw std::invalid_argument("worker_command is used with isolate only");
   if (!o.isolate && o.worker_max_requests != 0)
     throw std::invalid_argument("worker_max_requests is used with isolate only");
+  for (int fd : o.listen_fds) {
+    int listening = 0;
+    int domain = 0;
+    int type = 0;
+    socklen_t len = sizeof(int);
+    bool ok = ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 &&
+              ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+              ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
+    if (!ok || listening == 0 || type != SOCK_STREAM || (domain != AF_INET && domain != AF_INET6))
+      throw std::invalid_argument("listen_fds: descriptor " + std::to_string(fd) +
+                                  " is not a listening TCP socket");
+  }
   if (!o.zmq.empty()) {
     if (mode != serving_mode::async_pool && mode != serving_mode::async)
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
@@ -405,7 +449,18 @@ void server::start() {
       s.loops.push_back(std::make_unique<detail::loop>(s.shared));
   }
 
-  auto endpoints = resolve(s.options.host, s.options.port);
+  for (int fd : s.options.listen_fds) {
+    try {
+      tcp::endpoint ep = s.supervisor ? s.supervisor->adopt(fd) : s.loops.front()->adopt(fd);
+      for (std::size_t i = 1; i < s.loops.size(); ++i) s.loops[i]->adopt(fd);
+      s.bound.push_back(ep);
+    } catch (...) {
+      s.abandon_start();
+      throw;
+    }
+  }
+  std::vector<tcp::endpoint> endpoints;
+  if (s.options.listen_fds.empty()) endpoints = resolve(s.options.host, s.options.port);
   std::uint16_t port = s.options.port;
   std::error_code first_error;
   for (auto ep : endpoints) {

@@ -1,0 +1,139 @@
+// server_options::listen_fds (a listening socket handed over instead of
+// host and port) and the "*" path, with an in-process server called by
+// rapidrpc::client.
+#include <rapidrpc/client.hpp>
+#include <rapidrpc/server.hpp>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace rapidrpc {
+namespace {
+
+// A TCP socket on 127.0.0.1 at a free port; listening unless told not to.
+int socket_on_loopback(bool listening = true) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      (listening && ::listen(fd, 16) != 0))
+    throw std::runtime_error("cannot make a loopback socket");
+  return fd;
+}
+
+std::uint16_t port_of(int fd) {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
+server_options handed(int fd, serving_mode mode = serving_mode::async_pool) {
+  server_options o;
+  o.host = "no.such.host.invalid";  // not resolved: the socket is given
+  o.port = 1;
+  o.listen_fds = {fd};
+  o.threads = 2;
+  o.workers = 1;
+  o.mode = mode;
+  o.processes = 1;
+  return o;
+}
+
+std::string url(std::uint16_t port, const std::string& path = "/RPC2") {
+  return "http://127.0.0.1:" + std::to_string(port) + path;
+}
+
+TEST(ServerListen, ServesAHandedOverSocketAndLeavesTheCallersOpen) {
+  for (auto mode : {serving_mode::async_pool, serving_mode::prefork}) {
+    int fd = socket_on_loopback();
+    const std::uint16_t port = port_of(fd);
+    {
+      server s(handed(fd, mode));
+      s.add("sample.add", [](std::int32_t a, std::int32_t b) { return a + b; });
+      s.start();
+      EXPECT_EQ(s.port(), port) << mode_name(mode);
+      client c(url(port));
+      EXPECT_EQ(c.call<std::int32_t>("sample.add", 2, 3), 5) << mode_name(mode);
+      s.stop(std::chrono::milliseconds(0));
+      s.wait();
+    }
+    // The server served duplicates: the caller's socket still listens.
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    ASSERT_EQ(::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len), 0);
+    EXPECT_EQ(listening, 1) << mode_name(mode);
+    ::close(fd);
+  }
+}
+
+TEST(ServerListen, RefusesWhatIsNotAListeningTcpSocket) {
+  int bound = socket_on_loopback(false);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  for (int fd : {bound, pipe_fds[0], 12345}) {
+    server s(handed(fd));
+    try {
+      s.start();
+      ADD_FAILURE() << "started on descriptor " << fd;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a listening TCP socket"), std::string::npos)
+          << e.what();
+    }
+  }
+  ::close(bound);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST(ServerListen, StarPathServesEveryPath) {
+  server_options o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 1;
+  o.workers = 1;
+  o.paths = {"*"};
+  server s(o);
+  s.add("ping", [] { return std::string("pong"); });
+  s.start();
+  for (const char* path : {"/", "/RPC2", "/any/where?x=1"}) {
+    client c(url(s.port(), path));
+    EXPECT_EQ(c.call<std::string>("ping"), "pong") << path;
+  }
+  s.stop(std::chrono::milliseconds(0));
+  s.wait();
+}
+
+TEST(ServerListen, WithoutTheStarOtherPathsAre404) {
+  server_options o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 1;
+  o.workers = 1;
+  o.paths = {"/api"};
+  o.jsonrpc_paths = {};
+  server s(o);
+  s.add("ping", [] { return std::string("pong"); });
+  s.start();
+  EXPECT_EQ(client(url(s.port(), "/api")).call<std::string>("ping"), "pong");
+  client elsewhere(url(s.port(), "/RPC2"));
+  try {
+    elsewhere.call("ping");
+    ADD_FAILURE() << "/RPC2 answered";
+  } catch (const transport_error& e) {
+    EXPECT_EQ(e.http_status(), 404) << e.what();
+  }
+  s.stop(std::chrono::milliseconds(0));
+  s.wait();
+}
+
+}  // namespace
+}  // namespace rapidrpc
