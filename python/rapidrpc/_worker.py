@@ -93,16 +93,69 @@ def load(spec, paths):
                 and f.__module__ == module.__name__}
     registrar = Registrar()
     getattr(module, hook)(registrar)
+    return methods_of(registrar.funcs, registrar.instance, registrar.allow_dotted_names)
+
+
+# How deep allow_dotted_names looks for methods: instance.a.b.c.method.
+MAX_DOTTED_DEPTH = 4
+
+
+def methods_of(funcs, instance, allow_dotted_names=False):
+    """The methods SimpleXMLRPCServer would dispatch to, as {name: callable}:
+    the registered functions, and an instance's public methods (with
+    allow_dotted_names, those of its attributes too, as "attr.method"). An
+    instance with _dispatch(name, params) serves the names its _listMethods()
+    gives (else its public methods) through it, with _methodHelp(name) as
+    their help. A registered function wins over an instance's method."""
     methods = {}
-    instance = registrar.instance
     if instance is not None:
-        for name in dir(instance):
-            if name.startswith("_"):
-                continue
-            attr = getattr(instance, name)
-            if callable(attr):
-                methods[name] = attr
-    methods.update(registrar.funcs)
+        dispatch = getattr(instance, "_dispatch", None)
+        if callable(dispatch):
+            methods = dispatched_methods(instance, dispatch)
+        else:
+            walk(instance, "", allow_dotted_names, MAX_DOTTED_DEPTH, {id(instance)}, methods)
+    methods.update(funcs)
+    return methods
+
+
+def public_names(obj):
+    return [name for name in dir(obj) if not name.startswith("_")]
+
+
+def walk(obj, prefix, dotted, depth, seen, out):
+    for name in public_names(obj):
+        try:
+            attr = getattr(obj, name)
+        except Exception:  # noqa: BLE001 - a property that fails is no method
+            continue
+        if callable(attr):
+            out[prefix + name] = attr
+        if dotted and depth > 0 and id(attr) not in seen and looked_into(attr):
+            walk(attr, prefix + name + ".", dotted, depth - 1, seen | {id(attr)}, out)
+
+
+def looked_into(attr):
+    """With allow_dotted_names, "a.b" reaches instance.a.b where a is a class
+    or an object of a user-defined type; builtins and modules are not looked
+    into."""
+    if inspect.isroutine(attr) or inspect.ismodule(attr):
+        return False
+    kind = attr if inspect.isclass(attr) else type(attr)
+    return getattr(kind, "__module__", "builtins") != "builtins"
+
+
+def dispatched_methods(instance, dispatch):
+    lister = getattr(instance, "_listMethods", None)
+    names = list(lister()) if callable(lister) else [
+        n for n in public_names(instance) if callable(getattr(instance, n, None))]
+    helper = getattr(instance, "_methodHelp", None)
+    methods = {}
+    for name in names:
+        def call(*params, _name=name):
+            return dispatch(_name, params)
+        call.__name__ = name
+        call.__doc__ = helper(name) if callable(helper) else None
+        methods[name] = call
     return methods
 
 
@@ -159,9 +212,9 @@ class Marshaller(xmlrpc.client.Marshaller):
     dispatch[int] = dump_long
 
 
-def dumps(params):
+def dumps(params, allow_none=True):
     """A methodResponse document for a result tuple, or a Fault."""
-    body = Marshaller("utf-8", allow_none=True).dumps(params)
+    body = Marshaller("utf-8", allow_none=allow_none).dumps(params)
     return ("<?xml version='1.0'?>\n<methodResponse>\n" + body +
             "</methodResponse>\n").encode("utf-8")
 
@@ -171,8 +224,14 @@ def fault(code, message):
 
 
 class Worker:
-    def __init__(self, methods):
+    """Answers calls of `methods`. `allow_none` and `use_builtin_types` are
+    SimpleXMLRPCServer's: None in a result, and bytes and datetime (rather
+    than xmlrpc.client's Binary and DateTime) in parameters."""
+
+    def __init__(self, methods, allow_none=True, use_builtin_types=True):
         self.methods = methods
+        self.allow_none = allow_none
+        self.use_builtin_types = use_builtin_types
         self.loop = None  # made for the first async def method
 
     def call(self, name, params):
@@ -193,7 +252,7 @@ class Worker:
             sys.stderr.flush()
             return fault(INTERNAL_ERROR, "internal error")
         try:
-            return dumps((result,))
+            return dumps((result,), self.allow_none)
         except Exception:  # noqa: BLE001
             print(f"rapidrpc python worker {os.getpid()}: the result of {name} cannot be "
                   "encoded:", file=sys.stderr)
@@ -203,7 +262,8 @@ class Worker:
 
     def answer(self, document):
         try:
-            params, name = xmlrpc.client.loads(document, use_builtin_types=True)
+            params, name = xmlrpc.client.loads(document,
+                                               use_builtin_types=self.use_builtin_types)
         except Exception:  # noqa: BLE001 - the host sends well-formed calls
             return fault(INTERNAL_ERROR, "internal error: the worker cannot read the call")
         return self.call(name, params)
@@ -220,8 +280,8 @@ def read_exact(fd, n):
     return b"".join(chunks)
 
 
-def serve(methods, fd):
-    worker = Worker(methods)
+def serve(worker, fd):
+    """Answers calls on `fd` until end of stream; returns the exit status."""
     while True:
         head = read_exact(fd, 4)
         if head is None:
@@ -274,7 +334,7 @@ def main():
     # Ctrl-C goes to the whole process group; the host decides when workers end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_host()
-    return serve(methods, 3)
+    return serve(Worker(methods), 3)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,15 @@ def children(root, zombies=True):
     return out
 
 
+def cmdline(pid):
+    """A process's command line, its arguments NUL-terminated (b"" if gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def live_children(root):
     """The pids of the live (not zombie) processes below `root`."""
     return set(children(root, zombies=False))

@@ -1,4 +1,5 @@
-"""Where rapidrpcd listens: the default host, addresses, and bind errors."""
+"""Where rapidrpcd listens: the default host, addresses, bind errors, and
+a listening socket handed over (--listen-fd)."""
 
 import socket
 import subprocess
@@ -34,6 +35,25 @@ class Listen(unittest.TestCase):
                     self.assertEqual(p.sample.add(2, 2), 4)
         finally:
             d.stop()
+
+    def test_listen_fd_serves_the_inherited_socket(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(16)
+            port = s.getsockname()[1]
+            d = Daemon("--listen-fd", str(s.fileno()), pass_fds=(s.fileno(),)).start()
+            try:
+                self.assertEqual(d.port, port)
+                with make_proxy(f"http://127.0.0.1:{port}/RPC2") as p:
+                    self.assertEqual(p.sample.add(1, 2), 3)
+            finally:
+                d.stop()
+
+    def test_listen_fd_that_is_no_listening_socket_is_refused(self):
+        r = subprocess.run([daemon_path(), "--listen-fd", "0"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("descriptor 0 is not a listening TCP socket", r.stderr)
 
     @unittest.skipUnless(has_ipv6_loopback(), "no IPv6 loopback on this machine")
     def test_ipv6_literal(self):

@@ -9,6 +9,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <termios.h>
 #include <unistd.h>
 #include <algorithm>
@@ -101,16 +102,26 @@ int serve(const rapidrpcd::settings& settings) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
+  // Serving a Python program's methods (--python-attach), rapidrpcd ends
+  // with that program: SIGTERM, taken below, when it goes.
+  if (!settings.python.attach.empty()) {
+    const pid_t program = ::getppid();
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != program) return 1;
+  }
+
   rapidrpc::server server(options);
-  if (settings.python.module.empty()) {
+  if (!settings.python.on()) {
     rapidrpc::demo::add_methods(server.methods());
     if (settings.test_methods) rapidrpc::demo::add_test_methods(server.methods());
   } else {
     try {
       rapidrpcd::add_python_methods(server.methods(), settings.python);
     } catch (const std::exception& e) {
-      std::cerr << "rapidrpcd: cannot serve --python " << settings.python.module << ": " << e.what()
-                << '\n';
+      std::cerr << "rapidrpcd: cannot serve "
+                << (settings.python.attach.empty() ? "--python " + settings.python.module
+                                                   : std::string("the Python program's methods"))
+                << ": " << e.what() << '\n';
       return 1;
     }
   }
@@ -120,6 +131,8 @@ int serve(const rapidrpcd::settings& settings) {
     std::cerr << "rapidrpcd: " << e.what() << '\n';
     return 1;
   }
+  // The server serves its own duplicates; worker processes get none.
+  for (int fd : options.listen_fds) ::close(fd);
   for (const auto& z : server.zmq_endpoints())
     std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
   std::printf(
@@ -160,6 +173,8 @@ int main(int argc, char** argv) {
       if (settings.test_methods) rapidrpc::demo::add_test_methods(methods);
       return rapidrpc::serve_worker(methods, 3);
     }
+    case rapidrpcd::task::attached_worker:
+      return rapidrpcd::serve_attached_worker(settings.python.attach, settings.describe);
     case rapidrpcd::task::serve:
       break;
   }

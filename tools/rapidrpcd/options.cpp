@@ -29,6 +29,7 @@ struct spelled {
   std::string mode = "async-pool";
   double method_timeout = 0;
   bool worker = false;
+  std::string attached_worker;
   bool no_jsonrpc = false;
   std::string auth_file;
   std::vector<std::string> allow;
@@ -48,6 +49,10 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
   app.add_option("--host", options.host, "Host name or address to listen on")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
+  app.add_option("--listen-fd", options.listen_fds,
+                 "Serve this inherited listening TCP socket instead of --host and --port "
+                 "(repeatable)")
+      ->type_name("FD");
   app.add_option("--threads", options.threads, "Event-loop threads (0: one per core)")
       ->capture_default_str();
   app.add_option("--workers", options.workers,
@@ -87,6 +92,16 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->type_name("DIR");
   python->add_option("--python-exe", out.python.exe, "The Python interpreter of the workers")
       ->capture_default_str();
+  // Started by `from rapidrpc import SimpleXMLRPCServer` (docs/python.md).
+  app.add_option("--python-attach", out.python.attach,
+                 "Serve the methods of the Python program whose fork server listens on this "
+                 "Unix socket")
+      ->group("");
+  app.add_option("--python-attach-worker", in.attached_worker,
+                 "Be one worker process of --python-attach")
+      ->group("");
+  app.add_flag("--describe", out.describe, "With --python-attach-worker: print the method table")
+      ->group("");
   app.add_flag("--enable-test-methods", out.test_methods,
                "Add test.crash, test.spin and test.throw (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
@@ -188,7 +203,11 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
     std::cerr << "rapidrpcd: --isolate applies to --mode async-pool only\n";
     return 2;
   }
-  if (!out.python.module.empty()) {
+  if (!out.python.module.empty() && !out.python.attach.empty()) {
+    std::cerr << "rapidrpcd: --python and --python-attach do not go together\n";
+    return 2;
+  }
+  if (out.python.on()) {
     if (options.mode != rapidrpc::serving_mode::async_pool) {
       std::cerr << "rapidrpcd: --python needs --mode async-pool (the Python methods run in its "
                    "worker processes), not --mode "
@@ -211,14 +230,13 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
                  "only\n";
     return 2;
   }
-  if (options.isolate && out.python.module.empty()) {
-    char self[4096];
-    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-      std::cerr << "rapidrpcd: cannot find its own executable for --isolate\n";
+  if (options.isolate && !out.python.on()) {
+    try {
+      options.worker_command = {self_executable(), "--worker"};
+    } catch (const std::exception& e) {
+      std::cerr << "rapidrpcd: " << e.what() << '\n';
       return 1;
     }
-    options.worker_command = {std::string(self, static_cast<std::size_t>(n)), "--worker"};
     if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
   }
   options.jsonrpc = !in.no_jsonrpc;
@@ -274,6 +292,11 @@ std::variant<settings, int> parse_options(int argc, char** argv) {
   }
   if (in.worker) {
     out.what = task::worker;
+    return out;
+  }
+  if (!in.attached_worker.empty()) {
+    out.what = task::attached_worker;
+    out.python.attach = in.attached_worker;
     return out;
   }
   if (auto status = complete_server_options(out, in)) return *status;
