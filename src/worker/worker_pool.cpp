@@ -110,8 +110,8 @@ class worker_pool final : public detail::pool_runner {
     std::optional<net::local::stream_protocol::socket> socket;
     std::optional<job> current;
     std::unique_ptr<net::steady_timer> timer;
-    std::string response;
-    unsigned char header[4] = {};
+    std::string in;          // what the worker sent: a frame, or the start of one
+    std::size_t in_len = 0;  // bytes of `in` received
     clock::time_point started{};
     unsigned quick_deaths = 0;
     std::uint64_t generation = 0;  // tells a stale completion from a live one
@@ -157,7 +157,8 @@ class worker_pool final : public detail::pool_runner {
     w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
     w.started = clock::now();
     ++w.generation;
-    read_header(w);
+    w.in_len = 0;
+    read_answer(w);
   }
 
   void dispatch() {
@@ -196,7 +197,7 @@ class worker_pool final : public detail::pool_runner {
       });
     }
     // The answer is read by the read every live worker has pending
-    // (read_header()). A write that fails found the worker already dead.
+    // (read_answer()). A write that fails found the worker already dead.
     w.written = false;
     w.peer_gone = false;
     net::async_write(*w.socket, net::buffer(w.current->frame),
@@ -210,35 +211,37 @@ class worker_pool final : public detail::pool_runner {
 
   // Every live worker has this read pending, busy or idle: a busy one's
   // answer arrives here, and so does an idle one's death (end of stream), so
-  // a dead worker is replaced before a call is sent to it.
-  void read_header(worker& w) {
+  // a dead worker is replaced before a call is sent to it. An answer of a
+  // few KiB comes in one read, header and all.
+  void read_answer(worker& w) {
+    constexpr std::size_t chunk = 64 * 1024;
+    if (w.in.size() < w.in_len + chunk) w.in.resize(w.in_len + chunk);
     auto gen = w.generation;
-    net::async_read(*w.socket, net::buffer(w.header),
-                    [this, &w, gen](const boost::system::error_code& ec, std::size_t) {
-                      if (gen != w.generation) return;
-                      if (ec) return stream_ended(w, ec);
-                      if (!w.current) {  // bytes from an idle worker break the protocol
-                        std::fprintf(stderr,
-                                     "rapidrpc: worker process %d wrote while idle; "
-                                     "replacing it\n",
-                                     w.pid);
-                        w.killed = true;
-                        return lost(w);
-                      }
-                      std::uint32_t n = detail::frame_length(w.header);
-                      if (n > max_worker_frame_bytes) {
-                        w.killed = true;
-                        return lost(w);
-                      }
-                      w.response.resize(n);
-                      net::async_read(
-                          *w.socket, net::buffer(w.response),
-                          [this, &w, gen](const boost::system::error_code& e, std::size_t) {
-                            if (gen != w.generation) return;
-                            if (e) return lost(w);
-                            answered(w);
-                          });
-                    });
+    w.socket->async_read_some(
+        net::buffer(w.in.data() + w.in_len, w.in.size() - w.in_len),
+        [this, &w, gen](const boost::system::error_code& ec, std::size_t n) {
+          if (gen != w.generation) return;
+          if (ec) return stream_ended(w, ec);
+          w.in_len += n;
+          if (!w.current) {  // bytes from an idle worker break the protocol
+            std::fprintf(stderr, "rapidrpc: worker process %d wrote while idle; replacing it\n",
+                         w.pid);
+            w.killed = true;
+            return lost(w);
+          }
+          if (w.in_len < 4) return read_answer(w);
+          const std::uint32_t length =
+              detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data()));
+          if (length > max_worker_frame_bytes || w.in_len > 4 + std::size_t{length}) {
+            w.killed = true;  // too large, or more than one answer to one call
+            return lost(w);
+          }
+          if (w.in_len < 4 + std::size_t{length}) {
+            if (w.in.size() < 4 + std::size_t{length}) w.in.resize(4 + std::size_t{length});
+            return read_answer(w);
+          }
+          answered(w, std::string_view(w.in).substr(4, length));
+        });
   }
 
   // The worker's stream ended (it died, or was killed). Did its call start?
@@ -256,10 +259,11 @@ class worker_pool final : public detail::pool_runner {
     lost(w, true);
   }
 
-  void answered(worker& w) {
+  void answered(worker& w, std::string_view response) {
     if (w.timer) w.timer->cancel();
     w.quick_deaths = 0;
-    auto parsed = xmlrpc::parse_response(w.response);
+    w.in_len = 0;
+    auto parsed = xmlrpc::parse_response(response);
     if (auto* r = std::get_if<outcome>(&parsed)) {
       if (auto* v = std::get_if<value>(r))
         finish(*w.current, std::move(*v));
@@ -272,7 +276,7 @@ class worker_pool final : public detail::pool_runner {
     if (max_requests_ != 0 && ++w.served >= max_requests_) {
       retire(w);
     } else {
-      read_header(w);
+      read_answer(w);
     }
     dispatch();
   }
