@@ -173,10 +173,10 @@ class SimpleXMLRPCServer:
         try:
             with _Serving(self) as serving:
                 while not self.__shutdown_request:
-                    status = serving.wait(poll_interval)
-                    if status is not None:
-                        raise RuntimeError(f"rapidrpcd stopped serving (exit status {status}); "
-                                           "its standard error says why")
+                    ended = serving.wait(poll_interval)
+                    if ended is not None:
+                        raise RuntimeError(f"serving stopped: {ended}; the standard error above "
+                                           "says why")
         finally:
             self.__shutdown_request = False
             self.__is_shut_down.set()
@@ -240,17 +240,17 @@ class _Serving:
             listener.bind(path)
             listener.listen(64)
             control_read, self.control = os.pipe()
-            for f in (sys.stdout, sys.stderr):
-                if f is not None:
-                    f.flush()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
-                pid = os.fork()
-            if pid == 0:
-                _fork_server_main(listener, control_read, self.control, table, worker,
-                                  server.socket)
-            self.fork_server = pid
-            os.close(control_read)
+            try:
+                _flush_std()  # what is buffered is printed once, not once per process
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+                    pid = os.fork()
+                if pid == 0:
+                    _fork_server_main(listener, control_read, self.control, table, worker,
+                                      server.socket)
+                self.fork_server = pid
+            finally:
+                os.close(control_read)
         finally:
             listener.close()
         out = 2 if server.logRequests else subprocess.DEVNULL
@@ -259,11 +259,16 @@ class _Serving:
             stdin=subprocess.DEVNULL, stdout=out, start_new_session=True)
 
     def wait(self, timeout):
-        """rapidrpcd's exit status if it has ended within `timeout`, else None."""
+        """Waits up to `timeout`; what ended serving, or None while it goes on."""
         try:
-            return self.rapidrpcd.wait(timeout)
+            return f"rapidrpcd exited with status {self.rapidrpcd.wait(timeout)}"
         except subprocess.TimeoutExpired:
-            return None
+            pass
+        pid, status = os.waitpid(self.fork_server, os.WNOHANG)
+        if pid != 0:
+            self.fork_server = None
+            return f"the fork server exited with status {os.waitstatus_to_exitcode(status)}"
+        return None
 
     def stop(self):
         """Stops rapidrpcd (calls in flight finish), then the fork server and
@@ -308,11 +313,7 @@ def _fork_server_main(listener, control, control_write, table, worker, tcp_socke
     except BaseException:  # noqa: BLE001 - reported, never raised into the script
         traceback.print_exc()
     finally:
-        for f in (sys.stdout, sys.stderr):
-            try:
-                f.flush()
-            except Exception:  # noqa: BLE001
-                pass
+        _flush_std()
         os._exit(status)
 
 
@@ -404,11 +405,7 @@ class _ForkServer:
         except BaseException:  # noqa: BLE001
             traceback.print_exc()
         finally:
-            for f in (sys.stdout, sys.stderr):
-                try:
-                    f.flush()
-                except Exception:  # noqa: BLE001
-                    pass
+            _flush_std()
             os._exit(status)
 
     def from_process(self, pid, conn):
@@ -454,6 +451,15 @@ class _ForkServer:
                 conn.close()
             os.close(pidfd)
         return 0
+
+
+def _flush_std():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            if f is not None:
+                f.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream
+            pass
 
 
 def _kill(pid, sig):

@@ -356,6 +356,20 @@ class DropIn(unittest.TestCase):
                                               for p in tree), deadline)
         self.assertTrue(left, [p for p in tree if procs.stat(p)])
 
+    def test_serve_forever_raises_when_the_fork_server_dies(self):
+        script, _, s = self.serve()
+        s.sample.add(1, 2)
+        fork_server = [p for p in procs.live_children(script.pid)
+                       if procs.stat(p)[0] == script.pid and procs.cmdline(p) == procs.cmdline(
+                           script.pid)]
+        self.assertEqual(len(fork_server), 1)
+        os.kill(fork_server[0], signal.SIGKILL)
+        script.proc.wait(15)
+        self.assertNotEqual(script.proc.returncode, 0)
+        script.reader.join(5)
+        self.assertIn("serving stopped: the fork server exited", script.stderr())
+        self.assertTrue(tree_gone(script.pid, 2), procs.live_children(script.pid))
+
     def test_serve_forever_raises_when_rapidrpcd_dies(self):
         script, _, s = self.serve()
         s.sample.add(1, 2)
@@ -366,7 +380,7 @@ class DropIn(unittest.TestCase):
         script.proc.wait(10)
         self.assertNotEqual(script.proc.returncode, 0)
         script.reader.join(5)
-        self.assertIn("rapidrpcd stopped serving", script.stderr())
+        self.assertIn("serving stopped: rapidrpcd exited", script.stderr())
         self.assertTrue(tree_gone(script.pid, 2), procs.live_children(script.pid))
 
 

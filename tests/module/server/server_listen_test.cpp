@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rapidrpc {
 namespace {
@@ -94,14 +96,19 @@ TEST(ServerListen, RefusesWhatIsNotAListeningTcpSocket) {
   ::close(pipe_fds[1]);
 }
 
-TEST(ServerListen, StarPathServesEveryPath) {
+server_options on_paths(std::vector<std::string> paths) {
   server_options o;
   o.host = "127.0.0.1";
   o.port = 0;
   o.threads = 1;
   o.workers = 1;
-  o.paths = {"*"};
-  server s(o);
+  o.paths = std::move(paths);
+  o.jsonrpc_paths = {};
+  return o;
+}
+
+TEST(ServerListen, StarPathServesEveryPath) {
+  server s(on_paths({"*"}));
   s.add("ping", [] { return std::string("pong"); });
   s.start();
   for (const char* path : {"/", "/RPC2", "/any/where?x=1"}) {
@@ -113,14 +120,7 @@ TEST(ServerListen, StarPathServesEveryPath) {
 }
 
 TEST(ServerListen, WithoutTheStarOtherPathsAre404) {
-  server_options o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 1;
-  o.workers = 1;
-  o.paths = {"/api"};
-  o.jsonrpc_paths = {};
-  server s(o);
+  server s(on_paths({"/api"}));
   s.add("ping", [] { return std::string("pong"); });
   s.start();
   EXPECT_EQ(client(url(s.port(), "/api")).call<std::string>("ping"), "pong");
