@@ -15,7 +15,7 @@ build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
 # python3 is the client the README tries the server with.
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
-          zlib1g-dev libssl-dev libcli11-dev libzmq3-dev cppzmq-dev python3)
+          zlib1g-dev libssl-dev libcli11-dev libzmq3-dev cppzmq-dev libsystemd-dev python3)
 tests=OFF
 sanitize=OFF
 tsan=OFF
@@ -26,11 +26,13 @@ for arg in "$@"; do
       # chromium renders the load generator's HTML report in a test.
       # openssl makes the test certificates of the HTTPS tests.
       # python3-zmq is the ZeroMQ client of the ZeroMQ tests.
+      # systemd gives systemd-socket-activate and systemd-analyze (the unit
+      # files' tests).
       # The benchmark smoke run (bench/smoke, in CI) runs every bench script
       # against its peers: wrk, nginx, ab (apache2-utils), xmlrpc-c's Abyss
       # (libxmlrpc-c++8-dev, built with g++ and GMP) and aiozmq (its RPC layer
       # needs msgpack, only a recommendation of the package).
-      packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq
+      packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq systemd
                  wrk nginx-light apache2-utils libxmlrpc-c++8-dev python3-aiozmq
                  python3-msgpack clang-format clang-tidy)
       tests=ON

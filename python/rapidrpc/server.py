@@ -254,8 +254,11 @@ class _Serving:
         finally:
             listener.close()
         out = 2 if server.logRequests else subprocess.DEVNULL
+        # The script's service manager talks to the script, not to rapidrpcd.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")}
         self.rapidrpcd = subprocess.Popen(
-            server._rapidrpcd_command(path), pass_fds=(server.socket.fileno(),),
+            server._rapidrpcd_command(path), pass_fds=(server.socket.fileno(),), env=env,
             stdin=subprocess.DEVNULL, stdout=out, start_new_session=True)
 
     def wait(self, timeout):

@@ -243,12 +243,14 @@ def _stacks(pid, timeout=30):
 class Daemon:
     """One running rapidrpcd process."""
 
-    def __init__(self, *extra_args, env_args=True, pass_fds=()):
+    def __init__(self, *extra_args, env_args=True, pass_fds=(), env=None):
         """`extra_args` follow --host and --port; with env_args (the default),
         RAPIDRPCD_ARGS (EXTRA_ARGS) follow them, minus the options the test
         sets itself. Tests that choose their own mode pass env_args=False.
-        `pass_fds`: descriptors the daemon inherits (--listen-fd)."""
+        `pass_fds`: descriptors the daemon inherits (--listen-fd); `env`:
+        variables added to the daemon's environment."""
         self.pass_fds = tuple(pass_fds)
+        self.env = dict(os.environ, **env) if env else None
         own = ["--host", HOST, "--port", "0", *map(str, extra_args)]
         args = merge_args(own, EXTRA_ARGS if env_args else [])
         self.args = [daemon_path(), *args]
@@ -266,7 +268,7 @@ class Daemon:
     def start(self):
         self.proc = subprocess.Popen(
             self.args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=self._stderr, close_fds=True, pass_fds=self.pass_fds,
+            stderr=self._stderr, close_fds=True, pass_fds=self.pass_fds, env=self.env,
             preexec_fn=_die_with_parent)
         # Drain stdout for the whole life of the process so the daemon can
         # never block on a full pipe; the first matching line gives the port.

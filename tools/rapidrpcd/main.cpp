@@ -10,7 +10,9 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <systemd/sd-daemon.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 #include <algorithm>
 #include <csignal>
@@ -142,8 +144,20 @@ int serve(const rapidrpcd::settings& settings) {
       join(options.paths).c_str(), options.limits.max_body_bytes);
   std::fflush(stdout);
 
+  // Under systemd (Type=notify, NOTIFY_SOCKET set), it hears when the
+  // server serves, reloads and stops; elsewhere these do nothing.
+  sd_notifyf(0, "READY=1\nSTATUS=listening on %s", join(server.endpoints()).c_str());
+
   int sig = 0;
-  while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) server.reopen_logs();
+  while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
+               static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
+    server.reopen_logs();
+    sd_notify(0, "READY=1");
+  }
+  sd_notify(0, "STOPPING=1\nSTATUS=finishing calls in flight");
   std::fprintf(stderr, "rapidrpcd: %s received, finishing calls in flight (up to %.0f s)\n",
                sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout);
   server.stop(std::chrono::milliseconds(static_cast<std::int64_t>(settings.drain_timeout * 1000)));

@@ -1,11 +1,13 @@
 #include "options.hpp"
 
+#include <systemd/sd-daemon.h>
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -51,7 +53,7 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
   app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
   app.add_option("--listen-fd", options.listen_fds,
                  "Serve this inherited listening TCP socket instead of --host and --port "
-                 "(repeatable)")
+                 "(repeatable; systemd's socket activation, LISTEN_FDS, is taken by itself)")
       ->type_name("FD");
   app.add_option("--threads", options.threads, "Event-loop threads (0: one per core)")
       ->capture_default_str();
@@ -223,6 +225,16 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
       return 1;
     }
   }
+  // systemd's socket activation (a .socket unit, systemd-socket-activate):
+  // the listening sockets are descriptors 3 on, LISTEN_FDS of them.
+  // sd_listen_fds() also unsets the variables, so no worker sees them.
+  const int activated = sd_listen_fds(1);
+  if (activated < 0) {
+    std::cerr << "rapidrpcd: LISTEN_FDS: " << std::strerror(-activated) << '\n';
+    return 1;
+  }
+  if (options.listen_fds.empty())
+    for (int i = 0; i < activated; ++i) options.listen_fds.push_back(SD_LISTEN_FDS_START + i);
   options.method_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
   if (options.worker_max_requests != 0 && !options.isolate) {

@@ -1,0 +1,116 @@
+"""rapidrpcd under systemd (packaging/systemd, docs/operations.md):
+
+- readiness: with NOTIFY_SOCKET set (a datagram socket this test listens
+  on), rapidrpcd sends READY=1 once it serves, RELOADING=1 then READY=1 on
+  SIGHUP, and STOPPING=1 when SIGTERM arrives;
+- socket activation: under systemd-socket-activate, which holds the port
+  and starts rapidrpcd at the first connection, rapidrpcd serves the
+  socket it is handed (LISTEN_FDS) instead of binding --port;
+- the unit files pass systemd-analyze verify.
+
+This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import xmlrpc.client
+
+from harness import Daemon, daemon_path, main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UNITS = os.path.join(HERE, "..", "..", "packaging", "systemd")
+
+
+class Notify(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.path = os.path.join(self.dir, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.addCleanup(self.sock.close)
+        self.sock.bind(self.path)
+        self.sock.settimeout(10)
+
+    def next_message(self):
+        return dict(line.split("=", 1) for line in self.sock.recv(4096).decode().splitlines())
+
+    def test_ready_reloading_stopping(self):
+        d = Daemon(env={"NOTIFY_SOCKET": self.path}, env_args=False).start()
+        try:
+            ready = self.next_message()
+            self.assertEqual(ready.get("READY"), "1", ready)
+            self.assertIn(f":{d.port}", ready.get("STATUS", ""))
+            d.send_signal(signal.SIGHUP)
+            reloading = self.next_message()
+            self.assertEqual(reloading.get("RELOADING"), "1", reloading)
+            self.assertTrue(reloading.get("MONOTONIC_USEC", "").isdigit(), reloading)
+            self.assertEqual(self.next_message().get("READY"), "1")
+            d.send_signal(signal.SIGTERM)
+            self.assertEqual(self.next_message().get("STOPPING"), "1")
+            self.assertEqual(d.wait(15), 0)
+        finally:
+            d.stop()
+
+
+@unittest.skipUnless(shutil.which("systemd-socket-activate"),
+                     "no systemd-socket-activate (Debian's systemd package)")
+class SocketActivation(unittest.TestCase):
+    def test_serves_the_socket_it_is_handed(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        # --port 1 would need privileges: the handed socket is served instead.
+        proc = subprocess.Popen(
+            ["systemd-socket-activate", "-l", f"127.0.0.1:{port}", daemon_path(), "--port", "1"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 10
+            while True:  # it listens at once, and starts rapidrpcd at the first connection
+                try:
+                    with xmlrpc.client.ServerProxy(f"http://127.0.0.1:{port}/RPC2") as p:
+                        self.assertEqual(p.sample.add(1, 2), 3)
+                    break
+                except ConnectionRefusedError:
+                    self.assertLess(time.monotonic(), deadline, "nothing listens")
+                    time.sleep(0.05)
+            banner = proc.stdout.readline()
+            self.assertIn(f"listening on 127.0.0.1:{port} ", banner)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                _, err = proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+        self.assertEqual(proc.returncode, 0, err)
+
+
+@unittest.skipUnless(shutil.which("systemd-analyze"),
+                     "no systemd-analyze (Debian's systemd package)")
+class Units(unittest.TestCase):
+    def test_units_verify(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        with open(os.path.join(UNITS, "rapidrpcd.service.in")) as f:
+            service = f.read().replace("@CMAKE_INSTALL_FULL_BINDIR@/rapidrpcd", daemon_path())
+        self.assertNotIn("@CMAKE", service)
+        with open(os.path.join(tmp, "rapidrpcd.service"), "w") as f:
+            f.write(service)
+        shutil.copy(os.path.join(UNITS, "rapidrpcd.socket"), tmp)
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no",
+                            os.path.join(tmp, "rapidrpcd.service"),
+                            os.path.join(tmp, "rapidrpcd.socket")],
+                           capture_output=True, text=True, timeout=60)
+        ours = [line for line in (r.stdout + r.stderr).splitlines() if "rapidrpcd" in line]
+        self.assertEqual(ours, [], r.stdout + r.stderr)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    main()
