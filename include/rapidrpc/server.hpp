@@ -154,6 +154,10 @@ struct server_options {
   /// per answered request (docs/access.md has the format); start() throws
   /// std::system_error if it cannot be opened.
   std::string access_log;
+  /// The access log's lines: access_log_format::text (fields separated by
+  /// spaces) or access_log_format::json (one JSON object a line, for log
+  /// shippers); docs/access.md has both.
+  access_log_format log_format = access_log_format::text;
 };
 
 /// An XML-RPC and JSON-RPC server.

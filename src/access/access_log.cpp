@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <system_error>
 
@@ -36,6 +37,11 @@ void append_number(std::string& out, std::uint64_t n) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, n);
   out.append(buf, r.ptr);
+}
+
+void append_signed(std::string& out, std::int32_t n) {
+  if (n < 0) out += '-';
+  append_number(out, static_cast<std::uint64_t>(std::abs(static_cast<std::int64_t>(n))));
 }
 
 void append_escaped(std::string& out, std::string_view s) {
@@ -99,12 +105,7 @@ void format_access_line(std::string& out, const access_record& r) {
   out += ' ';
   append_number(out, static_cast<std::uint64_t>(r.status));
   out += ' ';
-  if (r.fault < 0) {
-    out += '-';
-    append_number(out, static_cast<std::uint64_t>(-static_cast<std::int64_t>(r.fault)));
-  } else {
-    append_number(out, static_cast<std::uint64_t>(r.fault));
-  }
+  append_signed(out, r.fault);
   out += ' ';
   append_number(out, r.request_bytes);
   out += ' ';
@@ -114,10 +115,63 @@ void format_access_line(std::string& out, const access_record& r) {
   out += '\n';
 }
 
+namespace {
+
+// A JSON string's content: printable ASCII as it is but '"' and '\\', every
+// other byte as \u00HH.
+void append_json_escaped(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= ' ' && c < 0x7f && c != '"' && c != '\\') {
+      out += ch;
+    } else {
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+}
+
+void append_json_string_or_null(std::string& out, std::string_view s) {
+  if (s.empty()) {
+    out += "null";
+    return;
+  }
+  out += '"';
+  append_json_escaped(out, s);
+  out += '"';
+}
+
+}  // namespace
+
+void format_access_json(std::string& out, const access_record& r) {
+  out += "{\"time\":\"";
+  append_time(out, r.when);
+  out += "\",\"peer\":";
+  append_json_string_or_null(out, r.peer);
+  out += ",\"user\":";
+  append_json_string_or_null(out, r.user);
+  out += ",\"method\":";
+  append_json_string_or_null(out, r.method.substr(0, max_logged_method));
+  if (r.method.size() > max_logged_method) out += ",\"method_cut\":true";
+  out += ",\"status\":";
+  append_number(out, static_cast<std::uint64_t>(r.status));
+  out += ",\"fault\":";
+  append_signed(out, r.fault);
+  out += ",\"request_bytes\":";
+  append_number(out, r.request_bytes);
+  out += ",\"response_bytes\":";
+  append_number(out, r.response_bytes);
+  out += ",\"microseconds\":";
+  append_number(out, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.duration.count())));
+  out += "}\n";
+}
+
 // ---- access_log -----------------------------------------------------------------
 
-access_log::access_log(std::string path, bool writer_thread)
-    : path_(std::move(path)), owner_(writer_thread ? ::getpid() : 0) {
+access_log::access_log(std::string path, bool writer_thread, access_log_format format)
+    : path_(std::move(path)), format_(format), owner_(writer_thread ? ::getpid() : 0) {
   fd_ = open_file();
   if (fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
@@ -238,7 +292,9 @@ void access_log::run() {
     batch.clear();
     if (dropped != 0) {
       std::string note =
-          "# " + std::to_string(dropped) + " lines dropped: the log could not keep up\n";
+          format_ == access_log_format::json
+              ? "{\"dropped\":" + std::to_string(dropped) + "}\n"
+              : "# " + std::to_string(dropped) + " lines dropped: the log could not keep up\n";
       write_all(note);
     }
     if (stop) {
@@ -255,8 +311,15 @@ access_log_buffer::access_log_buffer(access_log& sink, boost::asio::io_context& 
 
 access_log_buffer::~access_log_buffer() { flush(); }
 
+void access_log::format(std::string& out, const access_record& r) const {
+  if (format_ == access_log_format::json)
+    format_access_json(out, r);
+  else
+    format_access_line(out, r);
+}
+
 void access_log_buffer::add(const access_record& r) {
-  format_access_line(lines_, r);
+  sink_.format(lines_, r);
   ++count_;
   if (lines_.size() >= flush_bytes) {
     flush();

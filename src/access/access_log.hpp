@@ -9,6 +9,8 @@
 // the parent.
 #pragma once
 
+#include <rapidrpc/access.hpp>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -66,6 +68,16 @@ inline constexpr std::size_t max_logged_method = 128;
 /// space, a quote or a control character and a line cannot be forged.
 void format_access_line(std::string& out, const access_record& r);
 
+/// Appends one line (with its '\n') holding a JSON object:
+///   {"time":"2024-05-01T12:00:00.123456Z","peer":"127.0.0.1:40312",
+///    "user":"alice","method":"sample.add","status":200,"fault":0,
+///    "request_bytes":198,"response_bytes":150,"microseconds":37}
+/// "user" and "method" are null when there is none; a method cut at
+/// max_logged_method bytes adds "method_cut":true. In strings, bytes outside
+/// ' '..'~' (and '"', '\\') are written as \u00HH, one per byte, so a line
+/// is always valid JSON, and ASCII.
+void format_access_json(std::string& out, const access_record& r);
+
 /// The log file and its writer thread. submit() and reopen() may be called
 /// from any thread.
 class access_log {
@@ -74,7 +86,8 @@ class access_log {
   /// std::system_error if it cannot. Without `writer_thread` every submit()
   /// writes at once, in the calling process (the process modes, where the
   /// children write and a thread in the parent would only be forked with).
-  explicit access_log(std::string path, bool writer_thread = true);
+  explicit access_log(std::string path, bool writer_thread = true,
+                      access_log_format format = access_log_format::text);
   /// Writes what is queued, then stops the writer.
   ~access_log();
   access_log(const access_log&) = delete;
@@ -86,6 +99,8 @@ class access_log {
   void submit(std::string& lines, std::size_t count);
   /// Re-opens the file by its path (after it was renamed).
   void reopen();
+  /// Appends `r`'s line, in this log's format.
+  void format(std::string& out, const access_record& r) const;
 
   static constexpr std::size_t max_queued = 16 * 1024 * 1024;
 
@@ -96,6 +111,7 @@ class access_log {
   void reopen_in_child();
 
   std::string path_;
+  access_log_format format_;
   int fd_ = -1;
   pid_t owner_;                                       // the process whose thread writes (0: none)
   std::atomic<std::uint32_t>* generation_ = nullptr;  // shared with children

@@ -412,7 +412,8 @@ void server::start() {
     // forked from a process with as few threads as can be.
     const bool children_write =
         s.options.mode == serving_mode::fork || s.options.mode == serving_mode::prefork;
-    s.log = std::make_unique<detail::access_log>(s.options.access_log, !children_write);
+    s.log = std::make_unique<detail::access_log>(s.options.access_log, !children_write,
+                                                 s.options.log_format);
     s.shared.log = s.log.get();
   }
 

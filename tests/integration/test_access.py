@@ -302,13 +302,17 @@ class BasicAuth(TempDirMixin, DaemonTestCase):
         self.assertNotIn('a"b', read(self.log))
 
 
-class AccessLogRotation(TempDirMixin, DaemonTestCase):
+class LoggingDaemonTestCase(TempDirMixin, DaemonTestCase):
+    """A daemon logging to cls.log (in a directory of its own), with
+    cls.log_args besides --access-log."""
+
+    log_args = ()
 
     @classmethod
     def setUpClass(cls):
         cls.make_dir()
         cls.log = os.path.join(cls.dir, "access.log")
-        cls.daemon_args = ("--access-log", cls.log)
+        cls.daemon_args = ("--access-log", cls.log, *cls.log_args)
         super().setUpClass()
 
     @classmethod
@@ -317,6 +321,9 @@ class AccessLogRotation(TempDirMixin, DaemonTestCase):
             super().tearDownClass()
         finally:
             cls.remove_dir()
+
+
+class AccessLogRotation(LoggingDaemonTestCase):
 
     def test_sighup_after_a_rename_starts_a_new_file(self):
         with self.proxy() as p:
@@ -335,6 +342,37 @@ class AccessLogRotation(TempDirMixin, DaemonTestCase):
         self.assertGreaterEqual(len(old), 1)
         self.assertEqual(old[0][3], '"sample.add"')
         self.daemon.assert_alive()
+
+
+class AccessLogJson(LoggingDaemonTestCase):
+    """--access-log-format json: one JSON object a line."""
+
+    log_args = ("--access-log-format", "json")
+
+    def test_each_line_is_a_json_object(self):
+        with self.proxy() as p:
+            self.assertEqual(p.sample.add(1, 2), 3)
+            with self.assertRaises(xmlrpc.client.Fault):
+                p.no.such()
+        self.assertEqual(exchange(self.daemon, http_request(call_body("x"),
+                                                            path="/nowhere")).status, 404)
+
+        def lines():
+            with open(self.log) as f:
+                return [json.loads(line) for line in f]  # every line parses
+        self.assertTrue(wait_for(lambda: len(lines()) >= 3), read(self.log))
+        by_method = {r["method"]: r for r in lines() if r["method"]}
+        add = by_method["sample.add"]
+        self.assertEqual((add["status"], add["fault"], add["user"]), (200, 0, None))
+        self.assertTrue(add["peer"].startswith("127.0.0.1:"))
+        self.assertRegex(add["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+        self.assertGreater(add["request_bytes"], 0)
+        self.assertGreater(add["response_bytes"], 0)
+        self.assertGreaterEqual(add["microseconds"], 0)
+        self.assertEqual(by_method["no.such"]["fault"], -32601)
+        self.assertEqual([r["status"] for r in lines() if r["method"] is None], [404])
+        for line in read(self.log).splitlines():
+            self.assertTrue(line.isascii(), line)
 
 
 def ipv6_loopback():

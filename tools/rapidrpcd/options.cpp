@@ -34,6 +34,7 @@ struct spelled {
   std::string attached_worker;
   bool no_jsonrpc = false;
   std::string auth_file;
+  std::string access_log_format = "text";
   std::vector<std::string> allow;
   std::vector<std::string> deny_methods;
 };
@@ -146,6 +147,12 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                      "Append one line per request to this file ('-': standard output); SIGHUP "
                      "re-opens it");
   access
+      ->add_option("--access-log-format", in.access_log_format,
+                   "The access log's lines: text (space-separated fields) or json (one object a "
+                   "line)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  access
       ->add_option("--hash-password", out.hash_user,
                    "Read a password from standard input, print the --auth-file line for USER, exit")
       ->type_name("USER");
@@ -252,6 +259,8 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
     if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
   }
   options.jsonrpc = !in.no_jsonrpc;
+  options.log_format = in.access_log_format == "json" ? rapidrpc::access_log_format::json
+                                                      : rapidrpc::access_log_format::text;
   lim.request_timeout = std::chrono::seconds(in.request_timeout);
   lim.idle_timeout = std::chrono::seconds(in.idle_timeout);
   lim.write_timeout = std::chrono::seconds(in.write_timeout);

@@ -65,6 +65,47 @@ TEST(AccessLogLine, HostileNamesAreEscapedSoNoLineCanBeForged) {
   EXPECT_EQ(n, 9);
 }
 
+std::string json_line(const access_record& r) {
+  std::string out;
+  format_access_json(out, r);
+  return out;
+}
+
+TEST(AccessLogJson, Fields) {
+  EXPECT_EQ(json_line(record()),
+            "{\"time\":\"2024-05-01T12:00:00.000042Z\",\"peer\":\"127.0.0.1:40312\","
+            "\"user\":\"alice\",\"method\":\"sample.add\",\"status\":200,\"fault\":0,"
+            "\"request_bytes\":198,\"response_bytes\":150,\"microseconds\":37}\n");
+  auto r = record();
+  r.user = {};
+  r.method = {};
+  r.status = 401;
+  r.fault = -32002;
+  EXPECT_NE(json_line(r).find("\"user\":null,\"method\":null,\"status\":401,\"fault\":-32002,"),
+            std::string::npos)
+      << json_line(r);
+}
+
+TEST(AccessLogJson, EveryByteOutsidePrintableAsciiIsEscapedSoEachLineIsJson) {
+  auto r = record();
+  r.method = "a\"b c\\d\ne\x01\x7f\xc3\xa9";
+  const std::string l = json_line(r);
+  EXPECT_NE(l.find("\"method\":\"a\\u0022b c\\u005cd\\u000ae\\u0001\\u007f\\u00c3\\u00a9\""),
+            std::string::npos)
+      << l;
+  EXPECT_EQ(l.find('\n'), l.size() - 1);
+  for (char c : l) EXPECT_TRUE(static_cast<unsigned char>(c) < 0x80);
+}
+
+TEST(AccessLogJson, LongMethodNamesAreCutAndMarked) {
+  auto r = record();
+  const std::string name(1000, 'm');
+  r.method = name;
+  EXPECT_NE(json_line(r).find("\"method\":\"" + std::string(max_logged_method, 'm') +
+                              "\",\"method_cut\":true,"),
+            std::string::npos);
+}
+
 TEST(AccessLogLine, LongMethodNamesAreCutAndMarked) {
   auto r = record();
   std::string name(1000, 'm');
