@@ -277,7 +277,7 @@ def read_tokens(text, use_builtin_types):
     tokens = TOKEN.findall(text, start)
     if len(tokens) != text.count("<", start):
         raise NotCanonical("markup other than plain elements")  # comments, CDATA, ...
-    stack, keys, name = [[]], [], None
+    stack, keys, name, values = [[]], [], None, 0
     for close, tag, empty, tail in tokens:
         if close:
             if tail:
@@ -286,7 +286,7 @@ def read_tokens(text, use_builtin_types):
                 continue
             v = stack.pop()
         elif tag in SKIPPED:
-            if tail:
+            if tail or empty:
                 raise NotCanonical("a value without a type, or text between elements")
             continue
         elif tag == "int" or tag == "i4" or tag == "i8":
@@ -319,6 +319,7 @@ def read_tokens(text, use_builtin_types):
             continue
         else:
             return None
+        values += 1
         top = stack[-1]
         if type(top) is dict:
             if not keys:
@@ -326,7 +327,8 @@ def read_tokens(text, use_builtin_types):
             top[keys.pop()] = v
         else:
             top.append(v)
-    if len(stack) != 1 or keys or name is None:
+    # Every <value> gave one value: none was empty or untyped.
+    if len(stack) != 1 or keys or name is None or values != text.count("<value>", start):
         return None
     return tuple(stack[0]), name
 

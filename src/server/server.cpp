@@ -358,14 +358,14 @@ void refuse_unhonoured(const server_options& o) {
   if (!o.isolate && o.worker_max_requests != 0)
     throw std::invalid_argument("worker_max_requests is used with isolate only");
   for (int fd : o.listen_fds) {
-    int listening = 0;
-    int domain = 0;
-    int type = 0;
-    socklen_t len = sizeof(int);
-    bool ok = ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 &&
-              ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
-              ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
-    if (!ok || listening == 0 || type != SOCK_STREAM || (domain != AF_INET && domain != AF_INET6))
+    const auto option = [fd](int name) {
+      int v = -1;
+      socklen_t len = sizeof v;
+      return ::getsockopt(fd, SOL_SOCKET, name, &v, &len) == 0 ? v : -1;
+    };
+    const int domain = option(SO_DOMAIN);
+    if (option(SO_ACCEPTCONN) != 1 || option(SO_TYPE) != SOCK_STREAM ||
+        (domain != AF_INET && domain != AF_INET6))
       throw std::invalid_argument("listen_fds: descriptor " + std::to_string(fd) +
                                   " is not a listening TCP socket");
   }

@@ -110,7 +110,10 @@ class ReadCall(unittest.TestCase):
                 call("m", ["a&b"]).replace(b"&amp;", b"&#x26;"),  # another character reference
                 call("m", [1]).replace(b"<int>", b"<!-- c --><int>"),  # a comment
                 call("m", ["x"]).replace(b">x<", b"><![CDATA[<x>]]><"),  # CDATA
-                call("m", [[1]]).replace(b"<data>", b"<data> ")):  # text between elements
+                call("m", [[1]]).replace(b"<data>", b"<data> "),  # text between elements
+                call("m", ["", 1]).replace(b"<string></string>", b""),  # <value></value>
+                call("m", ["", 1]).replace(b"<value><string></string></value>", b"<value/>"),
+                call("m", [[]]).replace(b"<data></data>", b"<data/>")):
             self.assertIsNone(_worker.read_canonical_call(document, True), document)
             self.assertEqual(_worker.read_call(document, True),
                              xmlrpc.client.loads(document, use_builtin_types=True))
