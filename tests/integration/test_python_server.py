@@ -356,32 +356,29 @@ class DropIn(unittest.TestCase):
                                               for p in tree), deadline)
         self.assertTrue(left, [p for p in tree if procs.stat(p)])
 
-    def test_serve_forever_raises_when_the_fork_server_dies(self):
+    def assert_serving_stops_when_killed(self, which, message):
+        """SIGKILL the one process below the script that `which(pid)` picks:
+        serve_forever() raises saying `message`, and nothing is left."""
         script, _, s = self.serve()
         s.sample.add(1, 2)
-        fork_server = [p for p in procs.live_children(script.pid)
-                       if procs.stat(p)[0] == script.pid and procs.cmdline(p) == procs.cmdline(
-                           script.pid)]
-        self.assertEqual(len(fork_server), 1)
-        os.kill(fork_server[0], signal.SIGKILL)
+        victims = [p for p in procs.live_children(script.pid) if which(script.pid, p)]
+        self.assertEqual(len(victims), 1)
+        os.kill(victims[0], signal.SIGKILL)
         script.proc.wait(15)
         self.assertNotEqual(script.proc.returncode, 0)
         script.reader.join(5)
-        self.assertIn("serving stopped: the fork server exited", script.stderr())
+        self.assertIn(message, script.stderr())
         self.assertTrue(tree_gone(script.pid, 2), procs.live_children(script.pid))
 
+    def test_serve_forever_raises_when_the_fork_server_dies(self):
+        self.assert_serving_stops_when_killed(
+            lambda script, p: procs.stat(p)[0] == script and procs.cmdline(p) == procs.cmdline(
+                script), "serving stopped: the fork server exited")
+
     def test_serve_forever_raises_when_rapidrpcd_dies(self):
-        script, _, s = self.serve()
-        s.sample.add(1, 2)
-        rapidrpcd = [p for p in procs.live_children(script.pid)
-                     if b"--python-attach\0" in procs.cmdline(p)]
-        self.assertEqual(len(rapidrpcd), 1)
-        os.kill(rapidrpcd[0], signal.SIGKILL)
-        script.proc.wait(10)
-        self.assertNotEqual(script.proc.returncode, 0)
-        script.reader.join(5)
-        self.assertIn("serving stopped: rapidrpcd exited", script.stderr())
-        self.assertTrue(tree_gone(script.pid, 2), procs.live_children(script.pid))
+        self.assert_serving_stops_when_killed(
+            lambda script, p: b"--python-attach\0" in procs.cmdline(p),
+            "serving stopped: rapidrpcd exited")
 
 
 class InProcess(unittest.TestCase):
