@@ -158,6 +158,30 @@ struct server_options {
   /// spaces) or access_log_format::json (one JSON object a line, for log
   /// shippers); docs/access.md has both.
   access_log_format log_format = access_log_format::text;
+
+  // ---- operations (docs/operations.md) ----
+
+  /// The admin listener's address, "HOST:PORT" ("127.0.0.1:9100",
+  /// "[::1]:9100", "localhost:0" for a free port; see admin_endpoints());
+  /// empty: none. It serves GET /metrics (the Prometheus text format),
+  /// /healthz (200 while the process serves) and /readyz (200 while the
+  /// server takes calls; 503 before start() has finished, from stop() on,
+  /// and while no worker process is up), on a thread of its own, never on
+  /// the RPC port, and it answers until wait() returns. start() throws
+  /// std::invalid_argument for an address it cannot read and
+  /// std::system_error for one it cannot bind. Turns `metrics` on.
+  std::string admin;
+  /// Listening TCP sockets to serve the admin listener on instead of
+  /// binding `admin`'s address, as handed over by a parent process (a
+  /// binary upgrade) or a service manager; the caller keeps its own
+  /// descriptors. Turns `metrics` on. start() throws std::invalid_argument
+  /// for a descriptor that is not a listening TCP socket.
+  std::vector<int> admin_listen_fds;
+  /// Count calls, connections, rejections and bytes (docs/operations.md has
+  /// the metrics), for the admin listener or write_metrics(). Each thread
+  /// counts into memory of its own: no lock and no shared cache line per
+  /// call.
+  bool metrics = false;
 };
 
 /// An XML-RPC and JSON-RPC server.
@@ -189,6 +213,29 @@ class server {
 
   /// The addresses listened on, as "host:port" strings (after start()).
   std::vector<std::string> endpoints() const;
+
+  /// The admin listener's addresses, as "host:port" strings (after
+  /// start(); empty without `admin`).
+  std::vector<std::string> admin_endpoints() const;
+
+  /// The listening sockets serving calls, one descriptor per socket (a
+  /// socket several loops share is listed once), for handing them to
+  /// another process (rapidrpcd's binary upgrade): valid from start() until
+  /// stop(), owned by the server.
+  std::vector<int> listening_descriptors() const;
+
+  /// The admin listener's listening sockets, as listening_descriptors().
+  std::vector<int> admin_descriptors() const;
+
+  /// Appends the metrics in the Prometheus text format (what the admin
+  /// listener's /metrics answers); nothing unless `metrics` or `admin` is
+  /// set. Any thread, after start().
+  void write_metrics(std::string& out) const;
+
+  /// Whether the server takes calls now (what /readyz answers): started,
+  /// not stopping, and with a worker process up if it has worker processes.
+  /// Any thread.
+  bool ready() const;
 
   /// The ZeroMQ addresses bound, as libzmq reports them
   /// ("tcp://127.0.0.1:40123"; after start()).

@@ -4,6 +4,8 @@
 // (src/worker) or the process modes' watchdog (src/server/watchdog.hpp).
 #pragma once
 
+#include "metrics/metrics.hpp"
+
 #include <rapidrpc/registry.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -30,6 +32,9 @@ class pool_runner {
 struct pool_target {
   boost::asio::any_io_executor executor;  ///< the worker threads; empty: the caller's loop
   pool_runner* runner = nullptr;          ///< when set, used instead of `executor`
+  /// The pool's queue and busy figures, kept by the threads of `executor`
+  /// (a runner keeps its own); null: not counted.
+  metrics::pool_stats* stats = nullptr;
 };
 
 }  // namespace rapidrpc::detail

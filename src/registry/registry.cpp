@@ -137,6 +137,21 @@ std::vector<std::string> registry::names() const {
   return out;
 }
 
+namespace {
+
+// A pool method on a worker thread, counted as running (not queued) while
+// it runs.
+outcome call_counted(const method& m, const array& params, detail::metrics::pool_stats* stats) {
+  if (stats == nullptr) return call_method(m, params);
+  stats->queued.fetch_sub(1, std::memory_order_relaxed);
+  stats->busy.fetch_add(1, std::memory_order_relaxed);
+  outcome o = call_method(m, params);
+  stats->busy.fetch_sub(1, std::memory_order_relaxed);
+  return o;
+}
+
+}  // namespace
+
 void registry::invoke(const call_context& ctx, std::string_view name, array params,
                       std::function<void(outcome)> done) const {
   if (authorizer_) {
@@ -179,10 +194,12 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
         return;
       }
       const auto& pool = ctx.pool != nullptr && ctx.pool->executor ? ctx.pool->executor : ctx.loop;
+      detail::metrics::pool_stats* stats = ctx.pool != nullptr ? ctx.pool->stats : nullptr;
+      if (stats != nullptr) stats->queued.fetch_add(1, std::memory_order_relaxed);
       if (timeout.count() == 0) {
         boost::asio::post(pool, [m, params = std::move(params), loop = ctx.loop,
-                                 done = std::move(done)]() mutable {
-          outcome o = call_method(*m, params);
+                                 done = std::move(done), stats]() mutable {
+          outcome o = call_counted(*m, params, stats);
           boost::asio::post(
               loop, [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
         });
@@ -196,8 +213,8 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       timer->async_wait([reply](const boost::system::error_code& ec) {
         if (!ec) reply.fail(fault(fault_code::timeout, "the call took too long"));
       });
-      boost::asio::post(pool, [m, params = std::move(params), reply, timer]() mutable {
-        outcome o = call_method(*m, params);
+      boost::asio::post(pool, [m, params = std::move(params), reply, timer, stats]() mutable {
+        outcome o = call_counted(*m, params, stats);
         if (auto* v = std::get_if<value>(&o))
           reply.reply(std::move(*v));
         else

@@ -34,7 +34,12 @@ void exchange::start(protocol p, std::string_view document, const call_context& 
     start_xml(document, ctx, sink);
 }
 
-void exchange::begin(protocol p) {
+void exchange::begin(protocol p, bool count) {
+  counting_ = count && store_ != nullptr;
+  if (counting_) {
+    started_ = std::chrono::steady_clock::now();
+    shard_.call_started();
+  }
   protocol_ = p;
   batch_ = false;
   method_ = {};
@@ -45,11 +50,11 @@ void exchange::begin(protocol p) {
 std::string_view exchange::method() const noexcept { return method_; }
 
 void exchange::refuse(protocol p, const fault& f, reply_sink& sink) {
-  begin(p);
+  begin(p, false);  // not a call: its transport counts the refusal
   if (p == protocol::jsonrpc) return answer_error("null", f.code(), f.message(), sink);
   xmlrpc::write_fault(body_, f.code(), f.message());
   reply_ = {body_, xml_content_type, f.code()};
-  sink.on_reply(reply_);
+  deliver(sink);
 }
 
 void exchange::start_xml(std::string_view document, const call_context& ctx,
@@ -60,14 +65,14 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
     const auto& err = xml_->error();
     xmlrpc::write_fault(body_, err.code, err.message);
     reply_ = {body_, xml_content_type, err.code};
-    return sink->on_reply(reply_);
+    return deliver(*sink);
   }
   xmlrpc::method_call& call = xml_->call();
   method_ = call.method;  // xml_ keeps it until the next request
   methods_.invoke(ctx, call.method, std::move(call.params),
                   [this, sink = std::move(sink)](const outcome& o) {
                     finish_xml(o);
-                    sink->on_reply(reply_);
+                    deliver(*sink);
                   });
 }
 
@@ -91,7 +96,7 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
                      [this, sink = std::move(sink)](std::string body) {
                        body_ = std::move(body);
                        reply_ = {body_, json_content_type, 0};
-                       sink->on_reply(reply_);
+                       deliver(*sink);
                      });
   }
   auto& entry = msg.entries.front();
@@ -104,12 +109,12 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
   method_ = json_method_;
   if (named) {
     finish_json(*named);
-    return sink->on_reply(reply_);
+    return deliver(*sink);
   }
   methods_.invoke(ctx, json_method_, std::move(r.params),
                   [this, sink = std::move(sink)](const outcome& o) {
                     finish_json(o);
-                    sink->on_reply(reply_);
+                    deliver(*sink);
                   });
 }
 
@@ -125,6 +130,25 @@ void exchange::answer_error(std::string_view id, std::int32_t code, std::string_
                             reply_sink& sink) {
   jsonrpc::write_error(body_, id, code, detail);
   reply_ = {body_, json_content_type, code};
+  deliver(sink);
+}
+
+// Every reply goes out through here: it is counted (by the method name
+// read, the protocol and how it ended), then handed to the sink.
+void exchange::deliver(reply_sink& sink) {
+  if (counting_) {
+    const auto elapsed = std::chrono::steady_clock::now() - started_;
+    const std::int32_t code = reply_.fault;
+    const auto ended = code == 0                     ? metrics::outcome::ok
+                       : code == fault_code::timeout ? metrics::outcome::timeout
+                                                     : metrics::outcome::fault;
+    if (code == fault_code::not_authorized) shard_.rejected(metrics::rejection::method_denied);
+    if (code == fault_code::invalid_request) shard_.rejected(metrics::rejection::invalid_request);
+    const std::size_t method = batch_ ? store_->batch_index() : store_->method_index(method_);
+    shard_.call_finished(
+        protocol_ == protocol::jsonrpc ? metrics::protocol::jsonrpc : metrics::protocol::xmlrpc,
+        method, ended, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed));
+  }
   sink.on_reply(reply_);
 }
 

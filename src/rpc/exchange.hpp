@@ -16,10 +16,13 @@
 // reference to the owner for calls that complete later).
 #pragma once
 
+#include "metrics/metrics.hpp"
+
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -58,6 +61,14 @@ class exchange {
   /// Reads the documents within `lim` (its document limits: limits.hpp).
   exchange(const registry& methods, const limits& lim) noexcept : methods_(methods), limits_(lim) {}
 
+  /// Counts the calls of this exchange into `shard` (its owner's thread's),
+  /// by the method names of `store`; both outlive the exchange. Without
+  /// this, nothing is counted.
+  void count_into(const metrics::store& store, metrics::shard shard) noexcept {
+    store_ = &store;
+    shard_ = shard;
+  }
+
   /// Runs the request in `document` (which need not outlive the call) and
   /// hands its reply to `sink` exactly once, on ctx.loop. `sink` is kept
   /// alive until then.
@@ -83,7 +94,7 @@ class exchange {
   static void run_here(const registry& methods, std::string_view document, std::string& body);
 
  private:
-  void begin(protocol p);
+  void begin(protocol p, bool count = true);
   void start_xml(std::string_view document, const call_context& ctx,
                  std::shared_ptr<reply_sink>& sink);
   void start_json(std::string_view document, const call_context& ctx,
@@ -92,6 +103,7 @@ class exchange {
   void finish_json(const outcome& o);
   void answer_error(std::string_view id, std::int32_t code, std::string_view detail,
                     reply_sink& sink);
+  void deliver(reply_sink& sink);
 
   const registry& methods_;
   limits limits_;
@@ -104,6 +116,11 @@ class exchange {
   std::string json_id_;  // JSON text; empty: a notification
   std::string body_;
   reply reply_;
+
+  const metrics::store* store_ = nullptr;  // counting is off without it
+  metrics::shard shard_;
+  bool counting_ = false;  // the request in progress is counted as a call
+  std::chrono::steady_clock::time_point started_{};
 };
 
 /// Appends the methodResponse for `o` to `out` and returns the fault code

@@ -57,11 +57,14 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
     peer_text_ = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
     peer_text_ += ':' + std::to_string(peer_.port);
   }
+  if (const auto* store = owner.shared().metrics) exchange_.count_into(*store, owner.stats());
   loop_.attach(this);
   ++loop_.shared().connections;
+  loop_.stats().connection_opened();
 }
 
 connection::~connection() {
+  loop_.stats().connection_closed();
   loop_.detach(this);
   --loop_.shared().connections;
 }
@@ -95,6 +98,7 @@ void connection::set_phase(phase p, clock::time_point now) {
   const auto& lim = loop_.shared().limits;
   switch (p) {
     case phase::idle:
+      idle_since_ = now;
       deadline_ = now + lim.idle_timeout;
       break;
     case phase::request:
@@ -122,9 +126,14 @@ void connection::check_deadline(clock::time_point now) {
   close();
 }
 
-void connection::drain() {
+void connection::drain(clock::time_point now) {
   if (closed_) return;
   if (!busy_ && !reader_.in_request() && in_.empty() && out_sent_ == out_.size()) {
+    // A keep-alive client may have sent its next request just now: closing
+    // would cut it off (the client sees a reset, and cannot know whether the
+    // call ran). Its request is answered with "Connection: close" instead;
+    // a connection quiet for drain_quiet is closed.
+    if (phase_ == phase::idle && now - idle_since_ < drain_quiet) return;
     close();
     return;
   }
@@ -194,6 +203,7 @@ bool connection::read_some() {
   ssize_t n = ::recv(fd_, in_.prepare(want), want, 0);
   if (n > 0) {
     in_.commit(static_cast<std::size_t>(n));
+    loop_.stats().received(static_cast<std::size_t>(n));
     // A short read drained the socket: with edge-triggered readiness the next
     // arrival wakes the loop again, so no read is wasted on EAGAIN.
     can_read_ = static_cast<std::size_t>(n) == want;
@@ -220,6 +230,7 @@ bool connection::read_tls() {
   switch (tls_->read(in_.prepare(want), want, n)) {
     case tls::session::status::ok:
       in_.commit(n);
+      loop_.stats().received(n);
       // OpenSSL may hold decrypted or read-ahead bytes: read on until the
       // socket is known to be drained.
       can_read_ = !tls_->drained();
@@ -346,6 +357,8 @@ void connection::write_response(const rpc::reply& r) {
 }
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {
+  if (metrics::rejection why{}; metrics::rejection_for_status(status, why))
+    loop_.stats().rejected(why);
   if (close_after) keep_alive_ = false;
   http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra);
   if (close_after) closing_ = true;
@@ -377,6 +390,7 @@ bool connection::flush() {
       auto status = tls_->write(out_.data() + out_sent_, out_.size() - out_sent_, sent);
       if (status == tls::session::status::ok) {
         out_sent_ += sent;
+        loop_.stats().sent(sent);
         continue;
       }
       if (status != tls::session::status::want_write && status != tls::session::status::want_read) {
@@ -391,6 +405,7 @@ bool connection::flush() {
     ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
     if (n > 0) {
       out_sent_ += static_cast<std::size_t>(n);
+      loop_.stats().sent(static_cast<std::size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -454,6 +469,7 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
     can_read_ = true;
   } else {
     in_.commit(n);
+    loop_.stats().received(n);
     can_read_ = n == last_read_size_;
   }
   drive();

@@ -44,8 +44,13 @@ class connection final : public std::enable_shared_from_this<connection>,
   void close();
   /// Closes the connection if it has been stuck past its deadline.
   void check_deadline(clock::time_point now);
-  /// Draining: closes at once if idle, else after the reply in progress.
-  void drain();
+  /// Draining (called until the connection is gone): closes an idle
+  /// connection once it has been quiet for drain_quiet, so that a request
+  /// the client sent as the drain began is answered rather than cut off;
+  /// a request in progress is answered with "Connection: close".
+  void drain(clock::time_point now);
+  /// How long an idle connection must have been quiet before a drain closes it.
+  static constexpr std::chrono::milliseconds drain_quiet{250};
 
  private:
   enum class phase : std::uint8_t { idle, request, call, write };
@@ -88,9 +93,10 @@ class connection final : public std::enable_shared_from_this<connection>,
 
   phase phase_ = phase::idle;
   clock::time_point deadline_{};
-  bool can_read_ = false;       // the socket may have unread bytes
-  bool resume_posted_ = false;  // a drive() is queued on the loop (fairness)
-  std::uint64_t answered_ = 0;  // requests handled so far
+  clock::time_point idle_since_{};  // when it last became idle
+  bool can_read_ = false;           // the socket may have unread bytes
+  bool resume_posted_ = false;      // a drive() is queued on the loop (fairness)
+  std::uint64_t answered_ = 0;      // requests handled so far
   std::size_t last_read_size_ = 0;
   bool wait_read_ = false;   // an async_wait for reading is pending
   bool wait_write_ = false;  // an async_wait for writing is pending

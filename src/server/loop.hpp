@@ -4,6 +4,7 @@
 
 #include <rapidrpc/jsonrpc.hpp>
 #include "access/access_log.hpp"
+#include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 
 #include <rapidrpc/limits.hpp>
@@ -54,6 +55,12 @@ struct shared_state {
   // Access control and logging (access.hpp, access_log.hpp); null when off.
   const access_policy* access = nullptr;
   access_log* log = nullptr;
+
+  // Metrics (metrics.hpp); null when nothing is counted (no admin
+  // listener). A loop counts into shard `metrics_shard` of its own; a
+  // child process of fork or prefork is told its slot's shard here.
+  metrics::store* metrics = nullptr;
+  std::size_t child_shard = 0;
 };
 
 /// The address a listening socket is bound to.
@@ -73,7 +80,8 @@ void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp
 /// where a member says otherwise.
 class loop {
  public:
-  explicit loop(shared_state& shared);
+  /// A loop counting into `shared.metrics`'s shard `shard` (if counting).
+  loop(shared_state& shared, std::size_t shard);
 
   /// Serves a duplicate of the listening socket `fd` on this loop (before
   /// start()); returns its address.
@@ -82,13 +90,16 @@ class loop {
   /// Opens one more listening socket on this loop (before start()) and
   /// returns its address (with the port picked when `ep` has port 0).
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
+  /// The descriptors of this loop's listening sockets (before draining).
+  std::vector<int> listening_fds() const;
   /// Runs the loop on a new thread.
   void start();
   /// Serves an accepted socket on this loop until it closes, on the calling
   /// thread (the process-per-connection modes).
   void serve_here(int fd);
   /// Asks the loop to drain (any thread): stop accepting, close idle
-  /// connections, finish the rest, force-close after `drain`.
+  /// connections once quiet (connection::drain), finish the rest,
+  /// force-close after `drain`.
   void stop(std::chrono::milliseconds drain);
   /// Joins the thread.
   void join();
@@ -102,6 +113,8 @@ class loop {
   bool draining() const noexcept { return draining_; }
   /// This loop's access-log buffer, or null when there is no access log.
   access_log_buffer* log() noexcept { return log_.get(); }
+  /// This loop's metrics shard (counts nothing when metrics are off).
+  metrics::shard& stats() noexcept { return stats_; }
 
  private:
   struct listener {
@@ -116,6 +129,9 @@ class loop {
   void resume_accepting();
   void sweep();
   void begin_drain(std::chrono::milliseconds drain);
+  void drain_sweep();
+  void arm_drain_deadline();
+  void serve_late(boost::asio::ip::tcp::socket s, const boost::asio::ip::tcp::endpoint& peer);
   void finish_if_drained();
 
   shared_state& shared_;
@@ -126,9 +142,12 @@ class loop {
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context context_;
+  metrics::shard stats_;
   std::vector<std::unique_ptr<listener>> listeners_;
   boost::asio::steady_timer sweep_timer_{io_};
   boost::asio::steady_timer drain_timer_{io_};
+  std::chrono::steady_clock::time_point drain_deadline_{};
+  boost::asio::steady_timer quiet_timer_{io_};  // draining: closes idle connections once quiet
   bool draining_ = false;
   bool accept_paused_ = false;
   bool exit_when_idle_ = false;

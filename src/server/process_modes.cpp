@@ -50,7 +50,7 @@ int accept_one(const std::vector<int>& listeners, int stop_fd, int timeout_ms) {
 
 /// In a child: serves one connection to its end.
 void serve_connection(shared_state& shared, int fd) {
-  loop l(shared);
+  loop l(shared, shared.child_shard);
   l.serve_here(fd);
 }
 
@@ -102,7 +102,7 @@ void process_supervisor::start() {
   // lock held forever where the allocator has no fork handlers (sanitizer
   // builds), and the caller would be printing or setting up meanwhile.
   if (mode_ == serving_mode::prefork)
-    for (unsigned i = 0; i < processes_; ++i) first_workers_.push_back(spawn_prefork_worker());
+    for (unsigned i = 0; i < processes_; ++i) first_workers_.push_back(spawn_prefork_worker(i));
   thread_ = std::thread([this] {
     if (mode_ == serving_mode::fork)
       supervise_fork();
@@ -121,10 +121,25 @@ void process_supervisor::join() {
   if (thread_.joinable()) thread_.join();
 }
 
+// A child of fork or prefork counts into the metrics shard of its slot,
+// after the ZeroMQ endpoint's (shard 0); the slot's gauges are zeroed when
+// the child is reaped, since it may have died in the middle of a call.
+namespace {
+std::size_t slot_shard(std::size_t slot) { return 1 + slot; }
+}  // namespace
+
 void process_supervisor::supervise_fork() {
+  std::vector<int> slots(processes_, -1);  // each slot's child
   for (;;) {
     int pid;
-    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) reap_one(children_, pid);
+    while ((pid = ::waitpid(-1, nullptr, WNOHANG)) > 0) {
+      reap_one(children_, pid);
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        if (slots[i] != pid) continue;
+        slots[i] = -1;
+        if (shared_.metrics != nullptr) shared_.metrics->reset_gauges(slot_shard(i));
+      }
+    }
     if (children_.size() >= processes_) {
       // At the cap, accepting waits (the ForkingMixIn behaviour) until a
       // child exits: a pidfd becomes readable then, so the next connection
@@ -143,22 +158,29 @@ void process_supervisor::supervise_fork() {
     int fd = accept_one(listeners_, stop_pipe_[0], 200);
     if (fd == -1) break;
     if (fd < 0) continue;
+    const std::size_t slot =
+        static_cast<std::size_t>(std::find(slots.begin(), slots.end(), -1) - slots.begin());
     pid = ::fork();
     if (pid == 0) {
+      shared_.child_shard = slot_shard(slot);
       for (int l : listeners_) ::close(l);
       watchdog::install(shared_.tls == nullptr);
       serve_connection(shared_, fd);
       ::_exit(0);
     }
     ::close(fd);
-    if (pid > 0) children_.push_back(pid);
+    if (pid > 0) {
+      children_.push_back(pid);
+      if (slot < slots.size()) slots[slot] = pid;
+    }
   }
   drain_children();
 }
 
-int process_supervisor::spawn_prefork_worker() {
+int process_supervisor::spawn_prefork_worker(std::size_t slot) {
   int pid = ::fork();
   if (pid != 0) return pid;
+  shared_.child_shard = slot_shard(slot);
   // The worker: its own copy of the listening sockets; it stops when the
   // supervisor's end of workers_pipe_ closes.
   ::close(workers_pipe_[1]);
@@ -194,9 +216,18 @@ void process_supervisor::supervise_prefork() {
     auto now = clock::now();
     while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
       reap_one(children_, pid);
-      for (auto& s : slots) {
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        auto& s = slots[i];
         if (s.pid != pid) continue;
         s.pid = -1;
+        if (auto* m = shared_.metrics) {
+          m->reset_gauges(slot_shard(i));
+          // The watchdog ends a process whose call ran past its timeout
+          // with status 3 (watchdog.cpp).
+          const bool timed_out = WIFEXITED(status) && WEXITSTATUS(status) == 3;
+          m->pool().restarted(timed_out ? metrics::restart_cause::timeout
+                                        : metrics::restart_cause::crash);
+        }
         // A worker that dies young, again and again, is restarted ever more
         // slowly (up to 5 s), so a crash loop does not eat the machine.
         bool young = now - s.started < std::chrono::seconds(1);
@@ -209,13 +240,17 @@ void process_supervisor::supervise_prefork() {
                        pid, WTERMSIG(status));
       }
     }
-    for (auto& s : slots) {
+    std::int64_t up = 0;
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      auto& s = slots[i];
       if (s.pid == -1 && now >= s.restart_at) {
-        s.pid = spawn_prefork_worker();
+        s.pid = spawn_prefork_worker(i);
         s.started = now;
         if (s.pid > 0) children_.push_back(s.pid);
       }
+      up += s.pid > 0 ? 1 : 0;
     }
+    if (auto* m = shared_.metrics) m->pool().processes_up.store(up, std::memory_order_relaxed);
   }
   drain_children();
 }

@@ -33,6 +33,8 @@ class process_supervisor {
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
   /// Shares a duplicate of the listening socket `fd` with the processes.
   boost::asio::ip::tcp::endpoint adopt(int fd);
+  /// The listening sockets' descriptors (before stop()).
+  const std::vector<int>& listening_fds() const noexcept { return listeners_; }
   /// Starts the supervisor thread (and, for prefork, the workers).
   void start();
   /// Stops accepting; children finish their connection until `drain`, then
@@ -45,7 +47,7 @@ class process_supervisor {
   void supervise_fork();
   void supervise_prefork();
   void drain_children();
-  int spawn_prefork_worker();
+  int spawn_prefork_worker(std::size_t slot);
 
   shared_state& shared_;
   serving_mode mode_;

@@ -4,6 +4,8 @@
 
 #include "access/access.hpp"
 #include "http/response.hpp"
+#include "metrics/metrics.hpp"
+#include "server/admin.hpp"
 #include "server/connection.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
@@ -20,8 +22,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <mutex>
 #include <system_error>
@@ -35,7 +39,9 @@ namespace detail {
 
 // ---- loop ---------------------------------------------------------------------
 
-loop::loop(shared_state& shared) : shared_(shared), work_(net::make_work_guard(io_)) {
+loop::loop(shared_state& shared, std::size_t shard)
+    : shared_(shared), work_(net::make_work_guard(io_)) {
+  if (shared.metrics != nullptr) stats_ = shared.metrics->at(shard);
   context_.loop = io_.get_executor();
   context_.pool = &shared.pool;
   if (shared.log != nullptr) log_ = std::make_unique<access_log_buffer>(*shared.log, io_);
@@ -91,6 +97,13 @@ tcp::endpoint loop::listen(const tcp::endpoint& ep) {
   return listeners_.back()->acceptor.local_endpoint();
 }
 
+std::vector<int> loop::listening_fds() const {
+  std::vector<int> out;
+  for (const auto& l : listeners_)
+    if (l->acceptor.is_open()) out.push_back(l->acceptor.native_handle());
+  return out;
+}
+
 void loop::start() {
   for (auto& l : listeners_) accept(*l);
   sweep();
@@ -137,7 +150,14 @@ void loop::accept(listener& l) {
   l.acceptor.async_accept(
       io_, l.peer, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
         l.armed = false;
-        if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
+        if (ec == net::error::operation_aborted) return;
+        if (!l.acceptor.is_open()) {
+          // The kernel handed over this connection just before the drain
+          // closed the listener: a real client, served like the others
+          // (its reply says "Connection: close"), not dropped with a reset.
+          if (!ec) serve_late(std::move(s), l.peer);
+          return;
+        }
         if (ec) {
           // Out of descriptors (or memory): pause instead of spinning on an
           // accept that keeps failing; the backlog waits meanwhile.
@@ -176,6 +196,7 @@ void loop::accept(listener& l) {
 // destroy the answer before the client reads it.
 void loop::turn_away(tcp::socket& s) {
   busy_reply_.clear();
+  stats_.rejected(metrics::rejection::connections);
   http::write_error(busy_reply_, shared_.server_name, 503, false, false, "Retry-After: 1\r\n");
   const int fd = s.native_handle();
   [[maybe_unused]] auto sent =
@@ -214,9 +235,14 @@ void loop::begin_drain(std::chrono::milliseconds drain) {
     l->acceptor.close(ignored);
     l->retry.cancel();
   }
-  std::vector<connection*> now(connections_.begin(), connections_.end());
-  for (connection* c : now) c->drain();
-  drain_timer_.expires_after(drain);
+  drain_sweep();
+  drain_deadline_ = std::chrono::steady_clock::now() + drain;
+  arm_drain_deadline();
+  finish_if_drained();
+}
+
+void loop::arm_drain_deadline() {
+  drain_timer_.expires_at(drain_deadline_);
   drain_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !work_) return;
     // Past the deadline: whatever is left is cut off.
@@ -224,13 +250,40 @@ void loop::begin_drain(std::chrono::milliseconds drain) {
     for (connection* c : left) c->close();
     io_.stop();
   });
-  finish_if_drained();
+}
+
+// A connection accepted as the drain began (the listener already closed):
+// served under the drain's rules, even if the loop had found itself done.
+void loop::serve_late(tcp::socket s, const tcp::endpoint& peer) {
+  const bool finished = !work_;
+  if (finished) work_.emplace(net::make_work_guard(io_));
+  std::make_shared<connection>(*this, std::move(s), peer)->start();
+  if (connections_.empty()) {  // closed at once
+    finish_if_drained();
+    return;
+  }
+  if (finished) arm_drain_deadline();
+  drain_sweep();
+}
+
+// Draining: every 50 ms, each connection closes if it is idle and quiet,
+// until none is left.
+void loop::drain_sweep() {
+  const auto now = connection::clock::now();
+  std::vector<connection*> open(connections_.begin(), connections_.end());
+  for (connection* c : open) c->drain(now);
+  if (connections_.empty()) return;
+  quiet_timer_.expires_after(std::chrono::milliseconds(50));
+  quiet_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) drain_sweep();
+  });
 }
 
 void loop::finish_if_drained() {
   if (!connections_.empty() || !work_) return;
   sweep_timer_.cancel();
   drain_timer_.cancel();
+  quiet_timer_.cancel();
   if (log_) log_->finish();  // the last lines now, not at the next tick
   work_.reset();             // run() returns once the queued handlers are done
 }
@@ -254,13 +307,36 @@ struct server::impl {
   std::unique_ptr<detail::zmq_router> zmq;                 // after runner and pool: they post to it
   std::vector<tcp::endpoint> bound;
   std::vector<std::string> zmq_bound;
+  // Metrics and the admin listener (server_options::metrics, admin). The
+  // store is made before the loops (they take their shards from it) and
+  // outlives everything that counts; the admin listener stops last.
+  std::unique_ptr<detail::metrics::store> metrics;
+  std::unique_ptr<detail::admin_listener> admin;
+  std::vector<tcp::endpoint> admin_bound;
+  std::vector<int> listening;        // listening_descriptors()
+  std::vector<int> admin_listening;  // admin_descriptors()
   std::mutex mutex;
   bool started = false;
   bool stopping = false;
   bool joined = false;
+  // For ready(), read from any thread.
+  std::atomic<bool> serving{false};
+
+  std::string not_ready() const {
+    if (!serving.load(std::memory_order_acquire)) return stopping_seen() ? "draining" : "starting";
+    if (metrics && metrics->pool().processes_up.load(std::memory_order_relaxed) == 0)
+      return "no worker process is up";
+    return {};
+  }
+  bool stopping_seen() const { return draining.load(std::memory_order_acquire); }
+  std::atomic<bool> draining{false};
 
   // start() failed after building the loops: undo it, nothing runs yet.
   void abandon_start() {
+    admin.reset();
+    admin_bound.clear();
+    listening.clear();
+    admin_listening.clear();
     zmq.reset();
     zmq_bound.clear();
     loops.clear();
@@ -269,6 +345,9 @@ struct server::impl {
     runner.reset();
     shared.log = nullptr;
     log.reset();
+    shared.metrics = nullptr;
+    shared.pool.stats = nullptr;
+    metrics.reset();
     bound.clear();
   }
 
@@ -285,6 +364,7 @@ struct server::impl {
     zmq.reset();
     pool.reset();
     supervisor.reset();
+    admin.reset();  // it answered (503 to /readyz) until now
   }
 };
 
@@ -343,6 +423,45 @@ void check_port_free(const tcp::endpoint& ep) {
   detail::bind_acceptor(probe, ep, false);
 }
 
+// One descriptor per socket: duplicates (several loops serving one socket
+// handed over) share their inode.
+std::vector<int> distinct_sockets(const std::vector<int>& fds) {
+  std::vector<int> out;
+  std::vector<std::pair<dev_t, ino_t>> seen;
+  for (int fd : fds) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) continue;
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    seen.push_back(id);
+    out.push_back(fd);
+  }
+  return out;
+}
+
+// The admin listener's "HOST:PORT" ("[::1]:9100" for an IPv6 literal).
+// Throws std::invalid_argument.
+std::pair<std::string, std::uint16_t> split_admin(const std::string& address) {
+  const auto colon = address.rfind(':');
+  const auto bad = [&address] {
+    return std::invalid_argument("admin: \"" + address +
+                                 "\" is not HOST:PORT (say 127.0.0.1:9100 or [::1]:9100)");
+  };
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) throw bad();
+  std::string host = address.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') throw bad();
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned port = 0;
+  for (char c : address.substr(colon + 1)) {
+    if (c < '0' || c > '9') throw bad();
+    port = port * 10 + static_cast<unsigned>(c - '0');
+    if (port > 65535) throw bad();
+  }
+  return {host, static_cast<std::uint16_t>(port)};
+}
+
 // Throws std::invalid_argument for the combinations of options that start()
 // would not honour, before anything is set up.
 void refuse_unhonoured(const server_options& o) {
@@ -357,7 +476,9 @@ void refuse_unhonoured(const server_options& o) {
     throw std::invalid_argument("worker_command is used with isolate only");
   if (!o.isolate && o.worker_max_requests != 0)
     throw std::invalid_argument("worker_max_requests is used with isolate only");
-  for (int fd : o.listen_fds) {
+  std::vector<int> handed = o.listen_fds;
+  handed.insert(handed.end(), o.admin_listen_fds.begin(), o.admin_listen_fds.end());
+  for (int fd : handed) {
     const auto option = [fd](int name) {
       int v = -1;
       socklen_t len = sizeof v;
@@ -366,9 +487,10 @@ void refuse_unhonoured(const server_options& o) {
     const int domain = option(SO_DOMAIN);
     if (option(SO_ACCEPTCONN) != 1 || option(SO_TYPE) != SOCK_STREAM ||
         (domain != AF_INET && domain != AF_INET6))
-      throw std::invalid_argument("listen_fds: descriptor " + std::to_string(fd) +
+      throw std::invalid_argument("listen_fds, admin_listen_fds: descriptor " + std::to_string(fd) +
                                   " is not a listening TCP socket");
   }
+  if (!o.admin.empty()) split_admin(o.admin);
   if (!o.zmq.empty()) {
     if (mode != serving_mode::async_pool && mode != serving_mode::async)
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
@@ -427,6 +549,15 @@ void server::start() {
     s.shared.max_open_per_loop = 1;
     s.shared.close_after_response = true;
   }
+  const bool admin_on = !s.options.admin.empty() || !s.options.admin_listen_fds.empty();
+  if (s.options.metrics || admin_on) {
+    // Shard 0 is the ZeroMQ endpoint's; then one per loop, or one per
+    // process slot of fork and prefork. The registry is read-only from here.
+    const std::size_t writers = process_mode ? or_cores(s.options.processes) : threads;
+    s.metrics = std::make_unique<detail::metrics::store>(s.methods.names(), 1 + writers);
+    s.shared.metrics = s.metrics.get();
+    s.shared.pool.stats = &s.metrics->pool();
+  }
   if (process_mode) {
     s.shared.process_mode = true;
     // An idle keep-alive client must not hold a whole process for long.
@@ -439,7 +570,7 @@ void server::start() {
     if (mode == serving_mode::async_pool) {
       if (s.options.isolate) {
         s.runner = make_worker_pool(s.options.worker_command, s.options.workers,
-                                    s.options.worker_max_requests);
+                                    s.options.worker_max_requests, s.shared.pool.stats);
         s.shared.pool.runner = s.runner.get();
       } else {
         s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));
@@ -447,7 +578,7 @@ void server::start() {
       }
     }
     for (unsigned i = 0; i < threads; ++i)
-      s.loops.push_back(std::make_unique<detail::loop>(s.shared));
+      s.loops.push_back(std::make_unique<detail::loop>(s.shared, 1 + i));
   }
 
   for (int fd : s.options.listen_fds) {
@@ -494,6 +625,8 @@ void server::start() {
     z.pool = &s.shared.pool;
     z.access = s.access.get();
     z.log = s.log.get();
+    z.metrics = s.metrics.get();
+    z.metrics_shard = 0;
     try {
       s.zmq = std::make_unique<detail::zmq_router>(z);
       for (const auto& address : s.options.zmq) s.zmq_bound.push_back(s.zmq->bind(address));
@@ -502,10 +635,55 @@ void server::start() {
       throw;
     }
   }
+  if (admin_on) {
+    try {
+      detail::admin_listener::handlers h;
+      h.metrics = [this](std::string& out) { write_metrics(out); };
+      h.not_ready = [&s] { return s.not_ready(); };
+      s.admin = std::make_unique<detail::admin_listener>(s.options.server_name, std::move(h));
+      for (int fd : s.options.admin_listen_fds) s.admin_bound.push_back(s.admin->adopt(fd));
+      auto [admin_host, admin_port] = s.options.admin_listen_fds.empty()
+                                          ? split_admin(s.options.admin)
+                                          : std::pair<std::string, std::uint16_t>{};
+      std::error_code admin_error;
+      std::vector<tcp::endpoint> admin_endpoints;
+      if (s.options.admin_listen_fds.empty()) admin_endpoints = resolve(admin_host, admin_port);
+      for (auto ep : admin_endpoints) {
+        ep.port(admin_port);
+        try {
+          ep = s.admin->listen(ep);
+        } catch (const boost::system::system_error& e) {
+          if (!admin_error) admin_error = e.code();
+          continue;
+        }
+        s.admin_bound.push_back(ep);
+        admin_port = ep.port();  // with port 0, the other addresses take the same one
+      }
+      if (s.admin_bound.empty())
+        throw std::system_error(
+            admin_error ? admin_error : std::make_error_code(std::errc::address_not_available),
+            "cannot listen on the admin address " + s.options.admin);
+    } catch (...) {
+      s.abandon_start();
+      throw;
+    }
+    s.admin_listening = distinct_sockets(s.admin->listening_fds());
+    s.admin->start();  // /readyz says "starting" until the end of start()
+  }
+  // Recorded before the threads start: read by listening_descriptors()
+  // from any thread, they do not change until stop().
+  std::vector<int> rpc_fds;
+  if (s.supervisor) rpc_fds = s.supervisor->listening_fds();
+  for (const auto& l : s.loops) {
+    auto fds = l->listening_fds();
+    rpc_fds.insert(rpc_fds.end(), fds.begin(), fds.end());
+  }
+  s.listening = distinct_sockets(rpc_fds);
   if (s.supervisor) s.supervisor->start();
   for (auto& l : s.loops) l->start();
   if (s.zmq) s.zmq->start();
   s.started = true;
+  s.serving.store(true, std::memory_order_release);
 }
 
 std::string_view mode_name(serving_mode m) noexcept {
@@ -537,20 +715,40 @@ std::uint16_t server::port() const {
 
 std::vector<std::string> server::zmq_endpoints() const { return impl_->zmq_bound; }
 
-std::vector<std::string> server::endpoints() const {
+namespace {
+std::vector<std::string> host_ports(const std::vector<tcp::endpoint>& endpoints) {
   std::vector<std::string> out;
-  for (const auto& ep : impl_->bound) {
+  for (const auto& ep : endpoints) {
     auto a = ep.address();
     out.push_back(a.is_v6() ? "[" + a.to_string() + "]:" + std::to_string(ep.port())
                             : a.to_string() + ":" + std::to_string(ep.port()));
   }
   return out;
 }
+}  // namespace
+
+std::vector<std::string> server::endpoints() const { return host_ports(impl_->bound); }
+
+std::vector<std::string> server::admin_endpoints() const { return host_ports(impl_->admin_bound); }
+
+std::vector<int> server::listening_descriptors() const { return impl_->listening; }
+
+std::vector<int> server::admin_descriptors() const { return impl_->admin_listening; }
+
+void server::write_metrics(std::string& out) const {
+  if (impl_->metrics)
+    impl_->metrics->write_exposition(out, detail::metrics::read_process_figures());
+}
+
+bool server::ready() const { return impl_->not_ready().empty(); }
 
 void server::stop(std::chrono::milliseconds drain) {
   std::lock_guard lock(impl_->mutex);
   if (!impl_->started || impl_->stopping) return;
   impl_->stopping = true;
+  // /readyz says 503 from here on, while the calls in flight finish.
+  impl_->draining.store(true, std::memory_order_release);
+  impl_->serving.store(false, std::memory_order_release);
   if (impl_->supervisor) impl_->supervisor->stop(drain);
   for (auto& l : impl_->loops) l->stop(drain);
   if (impl_->zmq) impl_->zmq->stop(drain);

@@ -49,10 +49,12 @@ constexpr unsigned max_deliveries = 3;
 
 class worker_pool final : public detail::pool_runner {
  public:
-  worker_pool(std::vector<std::string> command, unsigned count, std::uint64_t max_requests)
-      : command_(std::move(command)), max_requests_(max_requests), workers_(count) {
+  worker_pool(std::vector<std::string> command, unsigned count, std::uint64_t max_requests,
+              detail::metrics::pool_stats* stats)
+      : command_(std::move(command)), max_requests_(max_requests), stats_(stats), workers_(count) {
     if (command_.empty()) throw std::invalid_argument("isolate needs a worker_command");
     for (auto& w : workers_) spawn(w);
+    publish();
     thread_ = std::thread([this] { io_.run(); });
   }
 
@@ -163,12 +165,32 @@ class worker_pool final : public detail::pool_runner {
 
   void dispatch() {
     for (auto& w : workers_) {
-      if (queue_.empty()) return;
+      if (queue_.empty()) break;
       if (w.current || !w.socket || w.dying) continue;
       w.current = std::move(queue_.front());
       queue_.pop_front();
       start(w);
     }
+    publish();
+  }
+
+  // The figures a scrape reads (metrics.hpp): after every change of the
+  // queue or of a worker, on the pool's thread.
+  void publish() {
+    if (stats_ == nullptr) return;
+    std::int64_t busy = 0;
+    std::int64_t up = 0;
+    for (const auto& w : workers_) {
+      busy += w.current ? 1 : 0;
+      up += w.socket && !w.dying ? 1 : 0;
+    }
+    stats_->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
+    stats_->busy.store(busy, std::memory_order_relaxed);
+    stats_->processes_up.store(up, std::memory_order_relaxed);
+  }
+
+  void restarted(detail::metrics::restart_cause why) {
+    if (stats_ != nullptr) stats_->restarted(why);
   }
 
   void start(worker& w) {
@@ -286,6 +308,7 @@ class worker_pool final : public detail::pool_runner {
   // place at once, and the old process is reaped in the background (killed
   // if it has not left within 2 s).
   void retire(worker& w) {
+    restarted(detail::metrics::restart_cause::max_requests);
     boost::system::error_code ec;
     w.socket->close(ec);
     w.socket.reset();
@@ -316,6 +339,11 @@ class worker_pool final : public detail::pool_runner {
   // worker, up to max_deliveries times.
   void lost(worker& w, bool started = true) {
     const bool idle = !w.current;
+    using cause = detail::metrics::restart_cause;
+    restarted(w.dying    ? cause::timeout
+              : w.killed ? cause::protocol
+              : idle     ? cause::idle_death
+                         : cause::crash);
     if (w.current && !started && ++w.current->deliveries < max_deliveries) {
       queue_.push_front(std::move(*w.current));
       w.current.reset();
@@ -345,6 +373,7 @@ class worker_pool final : public detail::pool_runner {
                      w.pid, WEXITSTATUS(status), when);
       w.pid = -1;
     }
+    publish();
     if (stopping_) return;
     // Replaced at once, unless workers keep dying young: then ever more
     // slowly, up to 5 s, so a crash loop does not eat the machine.
@@ -362,8 +391,9 @@ class worker_pool final : public detail::pool_runner {
   }
 
   std::vector<std::string> command_;
-  std::uint64_t max_requests_;  // 0: a worker serves for ever
-  std::vector<int> retired_;    // processes retired by max_requests_, not yet reaped
+  std::uint64_t max_requests_;          // 0: a worker serves for ever
+  detail::metrics::pool_stats* stats_;  // null: not counted
+  std::vector<int> retired_;            // processes retired by max_requests_, not yet reaped
   net::io_context io_{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
@@ -376,10 +406,10 @@ class worker_pool final : public detail::pool_runner {
 }  // namespace
 
 std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
-                                                      unsigned workers,
-                                                      std::uint64_t max_requests) {
+                                                      unsigned workers, std::uint64_t max_requests,
+                                                      detail::metrics::pool_stats* stats) {
   unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
-  return std::make_unique<worker_pool>(std::move(command), n, max_requests);
+  return std::make_unique<worker_pool>(std::move(command), n, max_requests, stats);
 }
 
 }  // namespace rapidrpc

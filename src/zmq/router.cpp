@@ -49,6 +49,7 @@ struct zmq_router::call final : rpc::reply_sink {
 };
 
 zmq_router::zmq_router(settings s) : settings_(s), work_(net::make_work_guard(io_)) {
+  if (settings_.metrics != nullptr) stats_ = settings_.metrics->at(settings_.metrics_shard);
   call_context_.loop = io_.get_executor();
   call_context_.pool = settings_.pool;
   // Past this size libzmq drops the sender's connection while reading the
@@ -197,8 +198,12 @@ void zmq_router::handle(std::size_t frames) {
   }
   call& c = new_call(frames);
   c.peer.address = address;
-  if (settings_.access != nullptr && peer_address != nullptr && !settings_.access->allowed(address))
+  stats_.received(body.size());
+  if (settings_.access != nullptr && peer_address != nullptr &&
+      !settings_.access->allowed(address)) {
+    stats_.rejected(metrics::rejection::allowlist);
     return c.exchange.refuse(rpc::protocol::jsonrpc, fault(fault_code::not_authorized, ""), c);
+  }
   // The router outlives its calls (the io_context they complete on is
   // stopped before it goes): the sink is a reference that owns nothing.
   c.exchange.start(rpc::protocol::jsonrpc, body, c.context,
@@ -213,6 +218,7 @@ zmq_router::call& zmq_router::new_call(std::size_t frames) {
   } else {
     calls_.push_back(std::make_unique<call>(*this, *settings_.methods, settings_.limits));
     c = calls_.back().get();
+    if (settings_.metrics != nullptr) c->exchange.count_into(*settings_.metrics, stats_);
   }
   // The routing frames move to the call (a move of the message handle, no
   // copy); they go back out in front of the reply.
@@ -233,7 +239,10 @@ zmq_router::call& zmq_router::new_call(std::size_t frames) {
 }
 
 void zmq_router::finish(call& c, const rpc::reply& r) {
-  if (!closed_ && !r.body.empty()) send(c.envelope, c.envelope_frames, r.body);
+  if (!closed_ && !r.body.empty()) {
+    send(c.envelope, c.envelope_frames, r.body);
+    stats_.sent(r.body.size());
+  }
   if (log_)
     log_->add(c.log_entry.finish(c.peer_text, {}, c.exchange.method(), r.body.empty() ? 204 : 200,
                                  r.fault, r.body.size()));

@@ -14,6 +14,7 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 
+#include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
 
@@ -49,6 +50,8 @@ class zmq_router {
     const pool_target* pool = nullptr;  ///< where pool methods run (null: on the endpoint's thread)
     const access_policy* access = nullptr;  ///< the address allowlist, if any
     access_log* log = nullptr;
+    metrics::store* metrics = nullptr;  ///< counts into its shard `metrics_shard` when set
+    std::size_t metrics_shard = 0;
   };
 
   explicit zmq_router(settings s);
@@ -84,6 +87,7 @@ class zmq_router {
   void finish_if_drained();
 
   settings settings_;
+  metrics::shard stats_;  // the endpoint thread's (counts nothing without metrics)
   zmq::context_t context_{1};
   zmq::socket_t socket_{context_, zmq::socket_type::router};
   boost::asio::io_context io_{1};

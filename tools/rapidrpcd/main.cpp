@@ -2,6 +2,7 @@
 // wires the library's server with the demo service, and waits for a stop
 // signal.
 #include "options.hpp"
+#include "upgrade.hpp"
 
 #include <rapidrpc/demo.hpp>
 #include <rapidrpc/server.hpp>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -25,6 +27,9 @@
 #include <vector>
 
 namespace {
+
+// The command line, for a binary upgrade's successor.
+std::vector<std::string> command_line;
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -101,7 +106,15 @@ int serve(const rapidrpcd::settings& settings) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGHUP);
+  sigaddset(&stop_signals, SIGUSR2);  // a binary upgrade (upgrade.hpp)
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // The executable's path now: a binary upgrade starts whatever is
+  // installed there then (the running one's file may be gone by then).
+  std::string executable;
+  try {
+    executable = rapidrpcd::self_executable();
+  } catch (const std::exception&) {
+  }
   std::signal(SIGPIPE, SIG_IGN);
 
   // Serving a Python program's methods (--python-attach), rapidrpcd ends
@@ -135,8 +148,12 @@ int serve(const rapidrpcd::settings& settings) {
   }
   // The server serves its own duplicates; worker processes get none.
   for (int fd : options.listen_fds) ::close(fd);
+  for (int fd : options.admin_listen_fds) ::close(fd);
   for (const auto& z : server.zmq_endpoints())
     std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
+  if (!options.admin.empty())
+    std::printf("rapidrpcd: admin (/metrics, /healthz, /readyz) on %s\n",
+                join(server.admin_endpoints()).c_str());
   std::printf(
       "rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
       RAPIDRPC_VERSION, join(server.endpoints()).c_str(), options.tls.enabled() ? "https" : "http",
@@ -147,19 +164,45 @@ int serve(const rapidrpcd::settings& settings) {
   // Under systemd (Type=notify, NOTIFY_SOCKET set), it hears when the
   // server serves, reloads and stops; elsewhere these do nothing.
   sd_notifyf(0, "READY=1\nSTATUS=listening on %s", join(server.endpoints()).c_str());
+  // Started by a binary upgrade: the predecessor may now drain.
+  rapidrpcd::successor_serves();
 
   int sig = 0;
-  while (sigwait(&stop_signals, &sig) == 0 && sig == SIGHUP) {
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
-    sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
-               static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
-    server.reopen_logs();
-    sd_notify(0, "READY=1");
+  pid_t successor = -1;
+  while (sigwait(&stop_signals, &sig) == 0) {
+    if (sig == SIGHUP) {
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
+                 static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
+      server.reopen_logs();
+      sd_notify(0, "READY=1");
+      continue;
+    }
+    if (sig == SIGUSR2) {
+      std::fprintf(stderr, "rapidrpcd: SIGUSR2 received: starting %s to take over\n",
+                   executable.c_str());
+      successor =
+          rapidrpcd::start_successor(executable, command_line, server.listening_descriptors(),
+                                     server.admin_descriptors(), std::chrono::seconds(30));
+      if (successor > 0) break;
+      std::fprintf(stderr, "rapidrpcd: upgrade failed; this process goes on serving\n");
+      continue;
+    }
+    break;
   }
-  sd_notify(0, "STOPPING=1\nSTATUS=finishing calls in flight");
-  std::fprintf(stderr, "rapidrpcd: %s received, finishing calls in flight (up to %.0f s)\n",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout);
+  if (successor > 0) {
+    // The successor serves on the same sockets: this process hands it the
+    // service (under systemd it becomes the main process) and drains.
+    sd_notifyf(0, "MAINPID=%d", static_cast<int>(successor));
+    std::fprintf(stderr,
+                 "rapidrpcd: process %d serves now; finishing calls in flight (up to %.0f s)\n",
+                 static_cast<int>(successor), settings.drain_timeout);
+  } else {
+    sd_notify(0, "STOPPING=1\nSTATUS=finishing calls in flight");
+    std::fprintf(stderr, "rapidrpcd: %s received, finishing calls in flight (up to %.0f s)\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_timeout);
+  }
   server.stop(std::chrono::milliseconds(static_cast<std::int64_t>(settings.drain_timeout * 1000)));
   server.wait();
   std::fprintf(stderr, "rapidrpcd: stopped\n");
@@ -169,6 +212,7 @@ int serve(const rapidrpcd::settings& settings) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  command_line.assign(argv, argv + argc);
   auto parsed = rapidrpcd::parse_options(argc, argv);
   if (const int* status = std::get_if<int>(&parsed)) return *status;
   const auto& settings = std::get<rapidrpcd::settings>(parsed);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -152,6 +153,10 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                    "line)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  app.add_option("--admin", options.admin,
+                 "Serve GET /metrics (Prometheus), /healthz and /readyz on this HOST:PORT, apart "
+                 "from the RPC port (docs/operations.md); off by default")
+      ->type_name("HOST:PORT");
   access
       ->add_option("--hash-password", out.hash_user,
                    "Read a password from standard input, print the --auth-file line for USER, exit")
@@ -235,13 +240,25 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
   // systemd's socket activation (a .socket unit, systemd-socket-activate):
   // the listening sockets are descriptors 3 on, LISTEN_FDS of them.
   // sd_listen_fds() also unsets the variables, so no worker sees them.
-  const int activated = sd_listen_fds(1);
+  // Those named "admin" (LISTEN_FDNAMES: a socket unit's FileDescriptorName,
+  // or rapidrpcd's own binary upgrade) serve the admin listener.
+  char** names = nullptr;
+  const int activated = sd_listen_fds_with_names(1, &names);
   if (activated < 0) {
     std::cerr << "rapidrpcd: LISTEN_FDS: " << std::strerror(-activated) << '\n';
     return 1;
   }
-  if (options.listen_fds.empty())
-    for (int i = 0; i < activated; ++i) options.listen_fds.push_back(SD_LISTEN_FDS_START + i);
+  std::vector<int> handed_rpc;
+  for (int i = 0; i < activated; ++i) {
+    const bool admin =
+        names != nullptr && names[i] != nullptr && std::strcmp(names[i], "admin") == 0;
+    (admin ? options.admin_listen_fds : handed_rpc).push_back(SD_LISTEN_FDS_START + i);
+  }
+  if (names != nullptr) {
+    for (int i = 0; names[i] != nullptr; ++i) std::free(names[i]);
+    std::free(static_cast<void*>(names));
+  }
+  if (options.listen_fds.empty()) options.listen_fds = handed_rpc;
   options.method_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
   if (options.worker_max_requests != 0 && !options.isolate) {

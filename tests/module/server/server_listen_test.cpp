@@ -137,3 +137,73 @@ TEST(ServerListen, WithoutTheStarOtherPathsAre404) {
 
 }  // namespace
 }  // namespace rapidrpc
+
+namespace rapidrpc {
+namespace {
+
+// What a binary upgrade hands on: every listening socket once, whether
+// each loop bound its own or all serve duplicates of one handed over.
+TEST(ServerListen, ListsEachListeningSocketOnce) {
+  server_options own;
+  own.host = "127.0.0.1";
+  own.port = 0;
+  own.threads = 3;
+  own.workers = 1;
+  server bound(own);
+  bound.start();
+  EXPECT_EQ(bound.listening_descriptors().size(), 3u);  // one per loop (SO_REUSEPORT)
+  for (int fd : bound.listening_descriptors()) EXPECT_EQ(port_of(fd), bound.port());
+
+  int fd = socket_on_loopback();
+  server_options o = handed(fd);
+  o.threads = 3;
+  server adopted(o);
+  adopted.start();
+  ASSERT_EQ(adopted.listening_descriptors().size(), 1u);  // three loops, one socket
+  EXPECT_EQ(port_of(adopted.listening_descriptors().front()), port_of(fd));
+  EXPECT_TRUE(adopted.admin_descriptors().empty());
+  bound.stop(std::chrono::milliseconds(0));
+  adopted.stop(std::chrono::milliseconds(0));
+  bound.wait();
+  adopted.wait();
+  ::close(fd);
+}
+
+// The admin listener on a socket handed over (the other half of a binary
+// upgrade), and on an address of its own.
+TEST(ServerListen, AdminListenerOnAHandedOverSocket) {
+  int fd = socket_on_loopback();
+  server_options o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 1;
+  o.workers = 1;
+  o.admin_listen_fds = {fd};
+  server s(o);
+  s.start();
+  ASSERT_EQ(s.admin_endpoints().size(), 1u);
+  EXPECT_EQ(s.admin_endpoints().front(), "127.0.0.1:" + std::to_string(port_of(fd)));
+  EXPECT_EQ(s.admin_descriptors().size(), 1u);
+  EXPECT_TRUE(s.ready());
+  std::string metrics;
+  s.write_metrics(metrics);
+  EXPECT_NE(metrics.find("rapidrpc_connections_total 0"), std::string::npos) << metrics;
+  s.stop(std::chrono::milliseconds(0));
+  EXPECT_FALSE(s.ready());  // from stop() on
+  s.wait();
+  ::close(fd);
+}
+
+TEST(ServerListen, RefusesAnAdminAddressItCannotRead) {
+  for (const char* bad : {"9100", "localhost:", ":9100", "[::1:9100", "host:99999", "h:1x"}) {
+    server_options o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.admin = bad;
+    server s(o);
+    EXPECT_THROW(s.start(), std::invalid_argument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace rapidrpc

@@ -291,3 +291,50 @@ TEST_F(ExchangeTest, GoldenJsonRpcFiles) {
 
 }  // namespace
 }  // namespace rapidrpc::detail::rpc
+
+namespace rapidrpc::detail::rpc {
+namespace {
+
+// The exchange counts each reply once, by protocol, method and outcome,
+// whichever way the call ran; a refusal is not a call.
+TEST_F(ExchangeTest, CountsEveryReplyOnce) {
+  metrics::store store(reg.names(), 1);
+  ex.count_into(store, store.at(0));
+  xml(call_doc("subtract",
+               "<param><value><int>5</int></value></param>"
+               "<param><value><int>3</int></value></param>"));
+  xml(call_doc("fail"));
+  xml("<methodCall>broken");
+  json(R"({"jsonrpc":"2.0","method":"on_pool","id":1})");
+  json(R"({"jsonrpc":"2.0","method":"later","params":[4],"id":2})");
+  json(R"({"jsonrpc":"2.0","method":"stuck","id":3})");
+  json(
+      R"([{"jsonrpc":"2.0","method":"get_data","id":4},{"jsonrpc":"2.0","method":"echo","params":[1],"id":5}])");
+  json(R"({"jsonrpc":"2.0","method":"nope","id":6})");
+  recorder refused;
+  ex.refuse(protocol::jsonrpc, fault(fault_code::not_authorized, ""), refused);
+  std::string text;
+  store.write_exposition(text, {});
+  const auto has = [&text](std::string_view line) {
+    return text.find(std::string(line) + "\n") != std::string::npos;
+  };
+  EXPECT_TRUE(has(R"(rapidrpc_calls_total{protocol="xmlrpc",method="subtract",outcome="ok"} 1)"));
+  EXPECT_TRUE(has(R"(rapidrpc_calls_total{protocol="xmlrpc",method="fail",outcome="fault"} 1)"));
+  EXPECT_TRUE(
+      has(R"m(rapidrpc_calls_total{protocol="xmlrpc",method="(other)",outcome="fault"} 1)m"));
+  EXPECT_TRUE(has(R"(rapidrpc_calls_total{protocol="jsonrpc",method="on_pool",outcome="ok"} 1)"));
+  EXPECT_TRUE(has(R"(rapidrpc_calls_total{protocol="jsonrpc",method="later",outcome="ok"} 1)"));
+  EXPECT_TRUE(
+      has(R"(rapidrpc_calls_total{protocol="jsonrpc",method="stuck",outcome="timeout"} 1)"));
+  EXPECT_TRUE(has(R"m(rapidrpc_calls_total{protocol="jsonrpc",method="(batch)",outcome="ok"} 1)m"));
+  EXPECT_TRUE(
+      has(R"m(rapidrpc_calls_total{protocol="jsonrpc",method="(other)",outcome="fault"} 1)m"));
+  EXPECT_TRUE(has("rapidrpc_calls_in_flight 0")) << text;
+  EXPECT_TRUE(has(R"(rapidrpc_rejections_total{reason="method_denied"} 0)"));
+  // The slow call (stopped at its 0.1 s timeout) is past the 0.05 s bucket.
+  EXPECT_TRUE(has(
+      R"(rapidrpc_call_duration_seconds_bucket{protocol="jsonrpc",method="stuck",le="0.05"} 0)"));
+}
+
+}  // namespace
+}  // namespace rapidrpc::detail::rpc

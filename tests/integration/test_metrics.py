@@ -1,0 +1,385 @@
+"""The admin listener (--admin, docs/operations.md): /metrics in the
+Prometheus text format, /healthz and /readyz.
+
+- the exposition parses (prometheus_client's parser, Debian's
+  python3-prometheus-client) and passes `promtool check metrics` (Debian's
+  prometheus);
+- rapidrpc_calls_total grows by exactly the calls made, per protocol, method
+  and outcome, also while other calls run and scrapes go on; unregistered
+  names share one label value; faults and rejections are counted under
+  their labels;
+- a real Prometheus server, started here on loopback, scrapes rapidrpcd and
+  its query API returns the series;
+- /readyz is 200 while serving and 503 from SIGTERM until exit, while a call
+  in flight still finishes;
+- the children of prefork and the worker processes of --isolate are
+  counted by the process that serves /metrics.
+
+This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+import xmlrpc.client
+
+from harness import HOST, Daemon, main
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:  # scripts/setup.sh --tests installs it
+    text_string_to_metric_families = None
+
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on (\S+)")
+
+
+def start(*args):
+    """A daemon with an admin listener on a free port; returns (daemon, admin port)."""
+    d = Daemon("--admin", f"{HOST}:0", *args, env_args=False).start()
+    for line in list(d._stdout_lines):
+        m = ADMIN_RE.search(line)
+        if m:
+            return d, int(m.group(1).rsplit(b":", 1)[1])
+    d.stop()
+    raise AssertionError("rapidrpcd printed no admin line")
+
+
+def get(port, path, method="GET", timeout=10):
+    c = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        c.request(method, path)
+        r = c.getresponse()
+        return r.status, r.getheader("Content-Type"), r.read().decode()
+    finally:
+        c.close()
+
+
+def parse(text):
+    """{(sample name, frozenset(labels)): value}, through a real parser."""
+    if text_string_to_metric_families is None:
+        raise unittest.SkipTest("python3-prometheus-client is not installed")
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, frozenset(s.labels.items()))] = s.value
+    return out
+
+
+def scrape(port):
+    status, ctype, body = get(port, "/metrics")
+    assert status == 200, (status, body)
+    assert ctype.startswith("text/plain; version=0.0.4"), ctype
+    return parse(body)
+
+
+def value(samples, name, **labels):
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def calls(samples, protocol, method, outcome="ok"):
+    return value(samples, "rapidrpc_calls_total", protocol=protocol, method=method, outcome=outcome)
+
+
+def jsonrpc(port, method, params, id_=1):
+    c = http.client.HTTPConnection(HOST, port, timeout=30)
+    try:
+        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": id_})
+        c.request("POST", "/RPC2", body, {"Content-Type": "application/json"})
+        return json.loads(c.getresponse().read())
+    finally:
+        c.close()
+
+
+class Exposition(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d, cls.admin = start("--deny-method", "sample.sum", "--max-body-bytes", "4096")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.stop()
+
+    def test_health_and_routes(self):
+        self.assertEqual(get(self.admin, "/healthz")[::2], (200, "ok\n"))
+        self.assertEqual(get(self.admin, "/readyz")[::2], (200, "ready\n"))
+        self.assertEqual(get(self.admin, "/nothing")[0], 404)
+        self.assertEqual(get(self.admin, "/metrics", method="POST")[0], 405)
+        status, _, body = get(self.admin, "/metrics", method="HEAD")
+        self.assertEqual((status, body), (200, ""))
+        # The RPC port does not serve them.
+        self.assertEqual(get(self.d.port, "/metrics")[0], 404)
+
+    def test_promtool_accepts_the_exposition(self):
+        if not os.path.exists(PROMTOOL):
+            self.skipTest("promtool is not installed (Debian's prometheus package)")
+        self.d.proxy().sample.add(1, 2)  # so that every family has samples
+        _, _, body = get(self.admin, "/metrics")
+        check = subprocess.run([PROMTOOL, "check", "metrics"], input=body.encode(),
+                               capture_output=True, timeout=60)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        families = {f.name for f in text_string_to_metric_families(body)} \
+            if text_string_to_metric_families else set()
+        for name in ("rapidrpc_calls", "rapidrpc_call_duration_seconds",
+                     "rapidrpc_calls_in_flight", "rapidrpc_connections_open",
+                     "rapidrpc_connections", "rapidrpc_rejections",
+                     "rapidrpc_pool_queue_depth", "rapidrpc_pool_busy_workers",
+                     "rapidrpc_worker_restarts", "rapidrpc_received_bytes", "rapidrpc_sent_bytes",
+                     "process_cpu_seconds", "process_resident_memory_bytes", "process_open_fds",
+                     "process_start_time_seconds"):
+            if families:
+                self.assertIn(name, families)
+
+    def test_calls_counted_exactly_while_scraped(self):
+        before = scrape(self.admin)
+        stop = threading.Event()
+        scrapes = []
+
+        def scraper():
+            while not stop.is_set():
+                scrapes.append(scrape(self.admin))  # each one parses
+
+        t = threading.Thread(target=scraper)
+        t.start()
+        try:
+            proxy = self.d.proxy()
+            for i in range(40):
+                self.assertEqual(proxy.sample.add(i, 1), i + 1)
+            for i in range(23):
+                self.assertEqual(jsonrpc(self.d.port, "sample.add", [i, 2])["result"], i + 2)
+        finally:
+            stop.set()
+            t.join(30)
+        after = scrape(self.admin)
+        self.assertGreater(len(scrapes), 0)
+        self.assertEqual(calls(after, "xmlrpc", "sample.add") - calls(before, "xmlrpc", "sample.add"),
+                         40)
+        self.assertEqual(
+            calls(after, "jsonrpc", "sample.add") - calls(before, "jsonrpc", "sample.add"), 23)
+        hist = "rapidrpc_call_duration_seconds_count"
+        self.assertEqual(value(after, hist, protocol="xmlrpc", method="sample.add")
+                         - value(before, hist, protocol="xmlrpc", method="sample.add"), 40)
+        inf = value(after, "rapidrpc_call_duration_seconds_bucket", protocol="xmlrpc",
+                    method="sample.add", le="+Inf")
+        self.assertEqual(inf, value(after, hist, protocol="xmlrpc", method="sample.add"))
+        # Counters never go down from one scrape to the next.
+        seen = [s for s in scrapes] + [after]
+        for a, b in zip(seen, seen[1:]):
+            self.assertLessEqual(calls(a, "xmlrpc", "sample.add"), calls(b, "xmlrpc", "sample.add"))
+        self.assertGreater(value(after, "rapidrpc_received_bytes_total"),
+                           value(before, "rapidrpc_received_bytes_total"))
+        self.assertGreater(value(after, "rapidrpc_connections_total"),
+                           value(before, "rapidrpc_connections_total") + 22)
+
+    def test_faults_and_rejections_under_their_labels(self):
+        before = scrape(self.admin)
+        proxy = self.d.proxy()
+        with self.assertRaises(xmlrpc.client.Fault):
+            proxy.sample.add("x", 1)  # a fault from the method's parameters
+        with self.assertRaises(xmlrpc.client.Fault) as denied:
+            proxy.sample.sum([1, 2])  # --deny-method
+        self.assertEqual(denied.exception.faultCode, -32002)
+        for name in ("no.such.method", "another.unknown", "x" * 100):
+            with self.assertRaises(xmlrpc.client.Fault):
+                getattr(proxy, name)()
+        c = http.client.HTTPConnection(HOST, self.d.port, timeout=10)
+        c.request("POST", "/RPC2", "x" * 5000, {"Content-Type": "text/xml"})
+        self.assertEqual(c.getresponse().status, 413)
+        c.close()
+        c = http.client.HTTPConnection(HOST, self.d.port, timeout=10)
+        c.request("POST", "/no/such/path", "<x/>", {"Content-Type": "text/xml"})
+        self.assertEqual(c.getresponse().status, 404)
+        c.close()
+        after = scrape(self.admin)
+
+        def grew(name, **labels):
+            return value(after, name, **labels) - value(before, name, **labels)
+
+        self.assertEqual(grew("rapidrpc_calls_total", protocol="xmlrpc", method="sample.add",
+                              outcome="fault"), 1)
+        self.assertEqual(grew("rapidrpc_calls_total", protocol="xmlrpc", method="sample.sum",
+                              outcome="fault"), 1)
+        self.assertEqual(grew("rapidrpc_rejections_total", reason="method_denied"), 1)
+        self.assertEqual(grew("rapidrpc_rejections_total", reason="body_too_large"), 1)
+        self.assertEqual(grew("rapidrpc_rejections_total", reason="not_found"), 1)
+        # Unregistered names share one label value: no unbounded label set.
+        self.assertEqual(grew("rapidrpc_calls_total", protocol="xmlrpc", method="(other)",
+                              outcome="fault"), 3)
+        methods = {dict(k[1]).get("method") for k in after if k[0] == "rapidrpc_calls_total"}
+        self.assertNotIn("no.such.method", methods)
+        registered = set(self.d.proxy().system.listMethods()) | {"(other)", "(batch)"}
+        self.assertLessEqual(methods, registered)
+
+
+class Readiness(unittest.TestCase):
+    def test_readyz_503_from_sigterm_until_exit_while_a_call_finishes(self):
+        d, admin = start("--drain-timeout", "20")
+        try:
+            self.assertEqual(get(admin, "/readyz")[0], 200)
+            result = {}
+
+            def slow_call():
+                result["value"] = xmlrpc.client.ServerProxy(d.url).sleep(2)
+
+            t = threading.Thread(target=slow_call)
+            t.start()
+            deadline = time.monotonic() + 10
+            while value(scrape(admin), "rapidrpc_calls_in_flight") < 1:
+                self.assertLess(time.monotonic(), deadline, "the call never showed in flight")
+                time.sleep(0.02)
+            d.send_signal(signal.SIGTERM)
+            time.sleep(0.1)  # for the signal to reach the daemon's signal thread
+            answers = []
+            while d.alive():
+                try:
+                    answers.append(get(admin, "/readyz", timeout=2)[::2])
+                except OSError:
+                    break  # the process is closing its admin listener
+                time.sleep(0.05)
+            t.join(30)
+            self.assertEqual(d.wait(20), 0)
+            self.assertIn("value", result, "the call in flight did not finish")
+            self.assertGreater(len(answers), 5, answers)
+            # 503 from the first answer after SIGTERM (the call keeps the
+            # process up for about 2 s) until the listener closed.
+            self.assertTrue(all(a == (503, "not ready: draining\n") for a in answers), answers)
+        finally:
+            d.stop()
+
+
+class Processes(unittest.TestCase):
+    def test_prefork_children_are_counted(self):
+        d, admin = start("--mode", "prefork", "--processes", "2")
+        try:
+            before = scrape(admin)
+            for i in range(30):  # a new connection each: the calls spread over the children
+                self.assertEqual(xmlrpc.client.ServerProxy(d.url).sample.add(i, i), 2 * i)
+            deadline = time.monotonic() + 5
+            while True:
+                after = scrape(admin)
+                if value(after, "rapidrpc_connections_open") == 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertEqual(
+                calls(after, "xmlrpc", "sample.add") - calls(before, "xmlrpc", "sample.add"), 30)
+            self.assertEqual(value(after, "rapidrpc_connections_open"), 0)
+            self.assertEqual(value(after, "rapidrpc_calls_in_flight"), 0)
+        finally:
+            d.stop()
+
+    def test_isolate_worker_crash_counted_and_ready_again(self):
+        d, admin = start("--isolate", "--workers", "1", "--enable-test-methods")
+        try:
+            deadline = time.monotonic() + 10
+            while value(scrape(admin), "rapidrpc_worker_processes_up") != 1:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            with self.assertRaises(xmlrpc.client.Fault):
+                d.proxy().test.crash()
+            after = scrape(admin)
+            self.assertEqual(value(after, "rapidrpc_worker_restarts_total", cause="crash"), 1)
+            self.assertEqual(
+                value(after, "rapidrpc_calls_total", protocol="xmlrpc", method="test.crash",
+                      outcome="fault"), 1)
+            deadline = time.monotonic() + 10
+            while get(admin, "/readyz")[0] != 200:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            self.assertEqual(d.proxy().sample.add(2, 2), 4)
+        finally:
+            d.stop()
+
+    def test_zeromq_calls_are_jsonrpc_calls(self):
+        try:
+            import zmq
+        except ImportError:
+            self.skipTest("python3-zmq is not installed")
+        d, admin = start("--zmq", "tcp://127.0.0.1:*")
+        ctx = zmq.Context()
+        try:
+            s = ctx.socket(zmq.DEALER)
+            s.setsockopt(zmq.LINGER, 0)
+            s.connect(d.zmq_endpoints[0])
+            for i in range(5):
+                s.send(json.dumps({"jsonrpc": "2.0", "method": "sample.add", "params": [i, 1],
+                                   "id": i}).encode())
+                self.assertTrue(s.poll(10000), "no reply over ZeroMQ")
+                self.assertEqual(json.loads(s.recv())["result"], i + 1)
+            s.close()
+            self.assertEqual(calls(scrape(admin), "jsonrpc", "sample.add"), 5)
+        finally:
+            ctx.term()
+            d.stop()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class RealPrometheus(unittest.TestCase):
+    def test_prometheus_scrapes_and_queries_the_series(self):
+        if not os.path.exists(PROMETHEUS):
+            self.skipTest("prometheus is not installed (Debian's prometheus package)")
+        d, admin = start()
+        work = tempfile.mkdtemp()
+        prom = None
+        try:
+            for i in range(7):
+                self.assertEqual(d.proxy().sample.add(i, 1), i + 1)
+            config = os.path.join(work, "prometheus.yml")
+            with open(config, "w") as f:
+                f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                        "scrape_configs:\n  - job_name: rapidrpcd\n    static_configs:\n"
+                        f"      - targets: ['{HOST}:{admin}']\n")
+            port = free_port()
+            prom = subprocess.Popen(
+                [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
+                 f"--web.listen-address={HOST}:{port}"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            query = urllib.parse.quote('rapidrpc_calls_total{method="sample.add",outcome="ok"}')
+            deadline = time.monotonic() + 60
+            found = None
+            while time.monotonic() < deadline and found is None:
+                time.sleep(0.5)
+                self.assertIsNone(prom.poll(), "prometheus exited")
+                try:
+                    status, _, body = get(port, f"/api/v1/query?query={query}", timeout=5)
+                except OSError:
+                    continue
+                if status != 200:
+                    continue
+                result = json.loads(body)["data"]["result"]
+                if result:
+                    found = result
+            self.assertIsNotNone(found, "Prometheus's query API never returned the series")
+            self.assertEqual(found[0]["metric"]["job"], "rapidrpcd")
+            self.assertEqual(found[0]["metric"]["protocol"], "xmlrpc")
+            self.assertEqual(float(found[0]["value"][1]), 7)
+        finally:
+            if prom is not None:
+                prom.terminate()
+                try:
+                    prom.wait(20)
+                except subprocess.TimeoutExpired:
+                    prom.kill()
+                    prom.wait()
+                prom.stderr.close()
+            shutil.rmtree(work, ignore_errors=True)
+            d.stop()
+
+
+if __name__ == "__main__":
+    main()

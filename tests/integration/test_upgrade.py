@@ -1,0 +1,183 @@
+"""Reload and binary upgrade without losing a call (docs/operations.md):
+
+- under a continuous `rapidrpc bench` (XML-RPC and JSON-RPC, keep-alive and
+  a new connection per call), SIGUSR2 starts a successor from the
+  executable's path that takes over the listening sockets (and the admin
+  listener's) while the old process drains, and SIGHUP then reloads the
+  successor: every call of every bench is answered, and the successor
+  serves afterwards;
+- the successor is the binary installed at the path now, not the one that
+  was running;
+- a successor that cannot start leaves the old process serving.
+
+This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+import xmlrpc.client
+
+from harness import HOST, Daemon, daemon_path, main
+
+SUCCESSOR_RE = re.compile(r"process (\d+) serves now")
+ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
+
+
+def rapidrpc_path():
+    return os.environ.get("RAPIDRPC") or os.path.join(os.path.dirname(daemon_path()), "rapidrpc")
+
+
+def pid_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def stop_pid(pid, timeout=20):
+    """SIGTERMs a successor (not the test's child) and waits for it to go."""
+    if not pid_alive(pid):
+        return True
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        return False
+    return True
+
+
+def wait_successor(d, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = SUCCESSOR_RE.search(d.stderr_since(0))
+        if m:
+            return int(m.group(1))
+        time.sleep(0.05)
+    raise AssertionError("no successor reported serving:\n" + d.stderr_text())
+
+
+class Bench(threading.Thread):
+    """One `rapidrpc bench` run in the background; .result is its --json summary."""
+
+    def __init__(self, url, seconds, *options):
+        super().__init__()
+        self.cmd = [rapidrpc_path(), "bench", url, "sample.add", "3", "5", "-d", str(seconds),
+                    "--json", *options]
+        self.result = None
+        self.output = ""
+
+    def run(self):
+        p = subprocess.run(self.cmd, capture_output=True, text=True, timeout=120)
+        self.output = p.stdout + p.stderr
+        try:
+            self.result = json.loads(p.stdout)
+        except ValueError:
+            self.result = None
+
+
+class Upgrade(unittest.TestCase):
+    def setUp(self):
+        if not os.access(rapidrpc_path(), os.X_OK):
+            self.skipTest("the rapidrpc tool is not built")
+        self.successors = []
+
+    def tearDown(self):
+        for pid in self.successors:
+            stop_pid(pid)
+
+    def start_from(self, exe, *args):
+        d = Daemon(*args, env_args=False)
+        d.args[0] = exe
+        d.start()
+        self.addCleanup(self.stop_all, d)
+        return d
+
+    def stop_all(self, d):
+        for pid in self.successors:
+            stop_pid(pid)
+        if d.alive():
+            d.stop()
+        else:
+            d.wait(10)
+
+    def test_upgrade_and_reload_under_load_lose_no_call(self):
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work, True)
+        exe = os.path.join(work, "rapidrpcd")
+        shutil.copy2(daemon_path(), exe)
+        d = self.start_from(exe, "--admin", f"{HOST}:0", "--drain-timeout", "20")
+        admin = int(ADMIN_RE.search(b"".join(d._stdout_lines)).group(1))
+        url = f"http://{HOST}:{d.port}/RPC2"
+        benches = [Bench(url, 8, "-c", "8"),
+                   Bench(url, 8, "-c", "4", "--no-keep-alive"),
+                   Bench(url, 8, "-c", "8", "-P", "jsonrpc"),
+                   Bench(url, 8, "-c", "4", "--no-keep-alive", "-P", "jsonrpc")]
+        for b in benches:
+            b.start()
+        time.sleep(2)
+        # A new binary at the path: the successor must be it.
+        new_exe = exe + ".new"
+        shutil.copy2(daemon_path(), new_exe)
+        os.rename(new_exe, exe)
+        old_pid = d.proc.pid
+        d.send_signal(signal.SIGUSR2)
+        successor = wait_successor(d)
+        self.successors.append(successor)
+        self.assertNotEqual(successor, old_pid)
+        self.assertEqual(d.wait(25), 0, "the old process did not drain and exit 0:\n"
+                         + d.stderr_text())
+        self.assertNotIn("(deleted)", os.readlink(f"/proc/{successor}/exe"))
+        time.sleep(1)
+        os.kill(successor, signal.SIGHUP)  # a reload under the same load
+        time.sleep(1)
+        self.assertTrue(pid_alive(successor))
+        for b in benches:
+            b.join(60)
+        for b in benches:
+            self.assertIsNotNone(b.result, " ".join(b.cmd) + "\n" + b.output)
+            self.assertEqual(b.result["errors"]["total"], 0,
+                             " ".join(b.cmd) + ": " + json.dumps(b.result["errors"])
+                             + " first error: " + b.result.get("first_error", ""))
+            self.assertGreater(b.result["ok"], 100, " ".join(b.cmd))
+        # The successor serves calls and the admin listener it took over.
+        self.assertEqual(xmlrpc.client.ServerProxy(url).sample.add(20, 22), 42)
+        with urllib.request.urlopen(f"http://{HOST}:{admin}/readyz", timeout=10) as r:
+            self.assertEqual(r.status, 200)
+        with urllib.request.urlopen(f"http://{HOST}:{admin}/metrics", timeout=10) as r:
+            self.assertIn(b"rapidrpc_calls_total", r.read())
+        self.assertTrue(stop_pid(successor), "the successor did not stop on SIGTERM")
+
+    def test_a_successor_that_cannot_start_leaves_the_old_one_serving(self):
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work, True)
+        exe = os.path.join(work, "rapidrpcd")
+        shutil.copy2(daemon_path(), exe)
+        d = self.start_from(exe)
+        with open(exe + ".new", "w") as f:
+            f.write("#!/bin/sh\necho 'not a server' >&2\nexit 3\n")
+        os.chmod(exe + ".new", 0o755)
+        os.rename(exe + ".new", exe)
+        d.send_signal(signal.SIGUSR2)
+        deadline = time.monotonic() + 20
+        while "upgrade failed" not in d.stderr_since(0):
+            self.assertLess(time.monotonic(), deadline, d.stderr_text())
+            time.sleep(0.05)
+        self.assertIn("exited with status 3", d.stderr_since(0))
+        d.assert_alive()
+        self.assertEqual(d.proxy().sample.add(1, 2), 3)
+
+
+if __name__ == "__main__":
+    main()
