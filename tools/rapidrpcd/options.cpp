@@ -106,7 +106,7 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
   app.add_flag("--describe", out.describe, "With --python-attach-worker: print the method table")
       ->group("");
   app.add_flag("--enable-test-methods", out.test_methods,
-               "Add test.crash, test.spin and test.throw (for tests only)");
+               "Add test.crash, test.spin, test.throw and test.markup (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
       ->group("");
   app.add_option("--path", options.paths,
