@@ -116,10 +116,10 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                  "A request path that serves JSON-RPC only (repeatable)")
       ->capture_default_str();
   app.add_flag("--no-jsonrpc", in.no_jsonrpc, "Serve XML-RPC only (over HTTP)");
-  // ("{false}": the flag sets api_page to false.)
-  app.add_flag("--no-api-page{false}", options.api_page,
-               "Answer a browser's GET on a request path with 405, not the HTML page of the "
-               "methods and a form to call them");
+  app.add_flag_callback(
+      "--no-api-page", [&options] { options.api_page = false; },
+      "Answer a browser's GET on a request path with 405, not the HTML page of the methods and "
+      "a form to call them");
   app.add_option(
       "--zmq", options.zmq,
       "Also serve JSON-RPC over ZeroMQ on this address (repeatable): tcp://127.0.0.1:5555, "
