@@ -38,6 +38,10 @@ for arg in "$@"; do
                  prometheus python3-prometheus-client
                  wrk nginx-light apache2-utils libxmlrpc-c++8-dev python3-aiozmq
                  python3-msgpack clang-format clang-tidy)
+      # chromium-driver and python3-selenium let a test drive the API page
+      # in chromium (choose a method, type its parameters, click Call, read
+      # the result), which a plain headless run (--dump-dom) cannot.
+      packages+=(chromium-driver python3-selenium)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;

@@ -92,6 +92,15 @@ struct server_options {
   std::size_t gzip_min_bytes = 1024;
   /// The Server header's value.
   std::string server_name = "rapidrpc";
+  /// A GET (or HEAD) on a request path from a browser, one whose Accept
+  /// header lists text/html, gets an HTML page: every method with its
+  /// signature and help (escaped: markup shows as text), and, with
+  /// `jsonrpc`, a form that calls a method with JSON-RPC on that path. The
+  /// page is made once, at start(), and loads nothing from elsewhere (its
+  /// Content-Security-Policy allows only its own script and style and
+  /// requests to its origin). Other GETs, and every GET when this is off,
+  /// get 405. Access control applies to it as to calls.
+  bool api_page = true;
   /// Limits and timeouts.
   rapidrpc::limits limits;
   /// How connections and methods are served.

@@ -148,6 +148,15 @@ void add_test_methods(registry& methods) {
       "test.throw",
       []() -> bool { throw std::runtime_error("/etc/rapidrpc/secret: internal detail"); },
       "test.throw() throws a non-fault exception (test only).");
+
+  // Help text holding markup, as a Python docstring or a C++ help string
+  // may: the API page must show it as text, never run it.
+  static constexpr const char* markup_help =
+      "test.markup() returns this help text, markup and all: "
+      "<script>document.title = 'injected'</script><b>not bold</b> & 'quoted' \"text\" "
+      "(test only).";
+  methods.add(
+      "test.markup", [] { return std::string(markup_help); }, markup_help);
 }
 
 }  // namespace rapidrpc::demo

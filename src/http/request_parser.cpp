@@ -51,6 +51,20 @@ bool accepts_gzip(std::string_view list) {
   return any;
 }
 
+bool accepts_html(std::string_view list) {
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    std::string_view item = trim(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    auto semi = item.find(';');
+    std::string_view range = trim(item.substr(0, semi));
+    std::string_view params =
+        semi == std::string_view::npos ? std::string_view{} : item.substr(semi + 1);
+    if (iequals(range, "text/html")) return !zero_q(params);
+  }
+  return false;
+}
+
 media media_of(std::string_view content_type) {
   std::string_view type = trim(content_type.substr(0, content_type.find(';')));
   if (iequals(type, "text/xml") || iequals(type, "application/xml")) return media::xml;
@@ -86,6 +100,9 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
       break;
     case field::accept_encoding:
       out_.accepts_gzip = out_.accepts_gzip || accepts_gzip(v);
+      break;
+    case field::accept:
+      out_.accepts_html = out_.accepts_html || accepts_html(v);
       break;
     case field::content_encoding: {
       std::string_view coding = trim(v);

@@ -29,6 +29,7 @@ struct request {
   std::string target;
   unsigned version = 11;              ///< 10 or 11
   bool accepts_gzip = false;          ///< Accept-Encoding lists gzip (q > 0)
+  bool accepts_html = false;          ///< Accept lists text/html (q > 0): a browser
   bool gzip_body = false;             ///< Content-Encoding: gzip
   bool unsupported_encoding = false;  ///< Content-Encoding other than gzip/identity
   bool expect_continue = false;       ///< Expect: 100-continue
@@ -43,7 +44,8 @@ struct request {
     method = boost::beast::http::verb::unknown;
     target.clear();
     version = 11;
-    accepts_gzip = gzip_body = unsupported_encoding = expect_continue = bad_expect = false;
+    accepts_gzip = accepts_html = gzip_body = unsupported_encoding = expect_continue = bad_expect =
+        false;
     content_type = media::none;
     authorization.clear();
     repeated_authorization = false;
@@ -108,5 +110,10 @@ media media_of(std::string_view content_type);
 /// True if an Accept-Encoding value accepts gzip (a "gzip" or "*" coding
 /// whose q is not 0).
 bool accepts_gzip(std::string_view accept_encoding);
+
+/// True if an Accept value names text/html (any case, parameters aside)
+/// with a q that is not 0. Wildcards do not count: "*/*" is what non-browser
+/// clients send.
+bool accepts_html(std::string_view accept);
 
 }  // namespace rapidrpc::http

@@ -299,7 +299,13 @@ void connection::handle_request(bool keep_alive) {
     for (const auto& p : shared.json_paths) json_only = json_only || p == path;
     if (!json_only) return http_error(404, !keep_alive_);
   }
-  if (req.method != bhttp::verb::post) return http_error(405, !keep_alive_, "Allow: POST\r\n");
+  if (req.method != bhttp::verb::post) {
+    // A browser opening the URL gets the API page (server_options::api_page).
+    const bool head = req.method == bhttp::verb::head;
+    if ((head || req.method == bhttp::verb::get) && req.accepts_html && !shared.page.empty())
+      return write_api_page(head);
+    return http_error(405, !keep_alive_, "Allow: POST\r\n");
+  }
   if (req.bad_expect) return http_error(417, !keep_alive_);
   if (req.unsupported_encoding) return http_error(415, !keep_alive_);
 
@@ -354,6 +360,28 @@ void connection::write_response(const rpc::reply& r) {
   out_ += payload;
   if (!keep_alive_) closing_ = true;
   log_response(head.status, r.fault, payload.size(), exchange_.method());
+}
+
+// The page made at start(), gzipped when the client takes gzip and the page
+// is past gzip_min_bytes; HEAD gets the same head and no body.
+void connection::write_api_page(bool head_only) {
+  const auto& shared = loop_.shared();
+  const http::request& req = reader_.current();
+  http::response_head head;
+  head.keep_alive = keep_alive_;
+  head.http10 = http10_;
+  head.content_type = "text/html; charset=utf-8";
+  head.extra = shared.page.headers;
+  std::string_view payload = shared.page.html;
+  if (req.accepts_gzip && !shared.page.gzipped.empty()) {
+    payload = shared.page.gzipped;
+    head.gzip = true;
+  }
+  head.content_length = payload.size();
+  http::write_head(out_, shared.server_name, head);
+  if (!head_only) out_ += payload;
+  if (!keep_alive_) closing_ = true;
+  log_response(head.status, 0, head_only ? 0 : payload.size());
 }
 
 void connection::http_error(int status, bool close_after, std::string_view extra) {

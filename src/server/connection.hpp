@@ -60,6 +60,7 @@ class connection final : public std::enable_shared_from_this<connection>,
   void handle_request(bool keep_alive);
   void on_reply(const rpc::reply& r) override;
   void write_response(const rpc::reply& r);
+  void write_api_page(bool head_only);
   void http_error(int status, bool close, std::string_view extra = {});
   int on_header(const http::request& r) override;
   void log_response(int status, std::int32_t fault, std::size_t response_bytes,

@@ -6,6 +6,7 @@
 #include "access/access_log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
+#include "server/api_page.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
@@ -43,6 +44,7 @@ struct shared_state {
   bool jsonrpc = true;
   std::string server_name;
   std::size_t gzip_min_bytes = 1024;
+  api_page page;  ///< a browser's GET on a path (empty: off, 405)
   std::atomic<std::size_t> connections{0};
 
   // How the mode shapes the loops (see server.cpp, start()).

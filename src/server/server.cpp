@@ -520,6 +520,9 @@ void server::start() {
   if (s.options.jsonrpc) s.shared.json_paths = s.options.jsonrpc_paths;
   s.shared.server_name = s.options.server_name;
   s.shared.gzip_min_bytes = s.options.gzip_min_bytes;
+  if (s.options.api_page)
+    s.shared.page = detail::make_api_page(
+        s.methods, {s.options.server_name, s.options.jsonrpc, s.options.gzip_min_bytes});
   s.methods.set_multicall_limit(s.options.limits.max_multicall);
 
   s.methods.set_default_timeout(s.options.method_timeout);

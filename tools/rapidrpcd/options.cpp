@@ -107,7 +107,7 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
   app.add_flag("--describe", out.describe, "With --python-attach-worker: print the method table")
       ->group("");
   app.add_flag("--enable-test-methods", out.test_methods,
-               "Add test.crash, test.spin and test.throw (for tests only)");
+               "Add test.crash, test.spin, test.throw and test.markup (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
       ->group("");
   app.add_option("--path", options.paths,
@@ -117,6 +117,10 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                  "A request path that serves JSON-RPC only (repeatable)")
       ->capture_default_str();
   app.add_flag("--no-jsonrpc", in.no_jsonrpc, "Serve XML-RPC only (over HTTP)");
+  app.add_flag_callback(
+      "--no-api-page", [&options] { options.api_page = false; },
+      "Answer a browser's GET on a request path with 405, not the HTML page of the methods and "
+      "a form to call them");
   app.add_option(
       "--zmq", options.zmq,
       "Also serve JSON-RPC over ZeroMQ on this address (repeatable): tcp://127.0.0.1:5555, "

@@ -176,5 +176,38 @@ TEST(AcceptsGzip, Codings) {
   EXPECT_FALSE(accepts_gzip("*, gzip;q=0"));
 }
 
+// What a browser's navigation sends gets the API page; curl's */* and an
+// XML-RPC client's text/xml do not.
+TEST(AcceptsHtml, MediaRanges) {
+  EXPECT_TRUE(accepts_html("text/html"));
+  EXPECT_TRUE(
+      accepts_html("text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8"));
+  EXPECT_TRUE(accepts_html("application/json, TEXT/HTML ; level=1"));
+  EXPECT_TRUE(accepts_html("text/html;q=0.1"));
+  EXPECT_FALSE(accepts_html("text/html;q=0"));
+  EXPECT_FALSE(accepts_html("*/*"));
+  EXPECT_FALSE(accepts_html("text/*"));
+  EXPECT_FALSE(accepts_html("text/xml"));
+  EXPECT_FALSE(accepts_html("text/htmlx"));
+  EXPECT_FALSE(accepts_html(""));
+}
+
+TEST(RequestParser, AcceptHeaderSetsAcceptsHtml) {
+  auto get = [](std::string_view accept) {
+    return feed("GET /RPC2 HTTP/1.1\r\nHost: x\r\n" + std::string(accept) + "\r\n", {});
+  };
+  auto browser = get("Accept: text/html,*/*;q=0.8\r\n");
+  ASSERT_EQ(browser.requests.size(), 1u);
+  EXPECT_EQ(browser.requests[0].method, bhttp::verb::get);
+  EXPECT_TRUE(browser.requests[0].accepts_html);
+  // A second Accept line counts too (a list may be split over fields).
+  auto split = get("Accept: application/json\r\nAccept: text/html\r\n");
+  ASSERT_EQ(split.requests.size(), 1u);
+  EXPECT_TRUE(split.requests[0].accepts_html);
+  auto curl = get("Accept: */*\r\n");
+  ASSERT_EQ(curl.requests.size(), 1u);
+  EXPECT_FALSE(curl.requests[0].accepts_html);
+}
+
 }  // namespace
 }  // namespace rapidrpc::http
