@@ -250,6 +250,7 @@ void apply_config_file(const std::string& path, const std::vector<setting>& sett
   }
 
   std::vector<std::string> keys;
+  keys.reserve(settings.size());
   for (const auto& s : settings) keys.push_back(s.key);
   // The options the file set, with where (for a missing companion).
   std::vector<std::pair<const setting*, toml::source_region>> from_file;
@@ -275,10 +276,12 @@ void apply_config_file(const std::string& path, const std::vector<setting>& sett
     } catch (const CLI::ParseError&) {
       std::string got;
       for (const auto& r : opt.results()) got += (got.empty() ? "" : ", ") + r;
-      std::string type = opt.get_type_name();
-      throw config_error(where(path, node.source()) + ": " + name + ": " +
-                         (node.is_integer() ? got + " is out of range (" + type + ")"
-                                            : "expected " + type + ", got " + got));
+      std::string message = where(path, node.source()) + ": " + name + ": ";
+      if (node.is_integer())
+        message += got + " is out of range (" + opt.get_type_name() + ")";
+      else
+        message += "expected " + opt.get_type_name() + ", got " + got;
+      throw config_error(message);
     }
     from_file.emplace_back(&*found, node.source());
   }
@@ -291,6 +294,7 @@ void apply_config_file(const std::string& path, const std::vector<setting>& sett
 
 std::vector<setting_value> current_values(const std::vector<setting>& settings) {
   std::vector<setting_value> out;
+  out.reserve(settings.size());
   for (const auto& s : settings)
     out.push_back({s.key, toml_of(s), s.option->get_description(), s.option->get_group()});
   return out;
