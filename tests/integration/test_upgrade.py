@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -34,6 +35,12 @@ ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
 
 def rapidrpc_path():
     return os.environ.get("RAPIDRPC") or os.path.join(os.path.dirname(daemon_path()), "rapidrpc")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
 
 
 def pid_alive(pid):
@@ -158,6 +165,32 @@ class Upgrade(unittest.TestCase):
         with urllib.request.urlopen(f"http://{HOST}:{admin}/metrics", timeout=10) as r:
             self.assertIn(b"rapidrpc_calls_total", r.read())
         self.assertTrue(stop_pid(successor), "the successor did not stop on SIGTERM")
+
+    def test_an_upgrade_reads_the_config_file_anew(self):
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work, True)
+        config = os.path.join(work, "rapidrpcd.toml")
+        first, second = free_port(), free_port()
+        with open(config, "w") as f:
+            f.write(f'host = "{HOST}"\nport = {first}\n')
+        d = Daemon(env_args=False)
+        d.args = [daemon_path(), "--config", config]
+        d.start()
+        self.addCleanup(self.stop_all, d)
+        self.assertEqual(d.port, first)
+        with open(config, "w") as f:
+            f.write(f'host = "{HOST}"\nport = {second}\ndeny-method = ["sample.sum"]\n')
+        d.send_signal(signal.SIGUSR2)
+        self.successors.append(wait_successor(d))
+        self.assertEqual(d.wait(20), 0, d.stderr_text())
+        self.assertIn(f"the port is now {second}, not {first}", d.stderr_since(0))
+        proxy = xmlrpc.client.ServerProxy(f"http://{HOST}:{second}/RPC2")
+        self.assertEqual(proxy.sample.add(2, 3), 5)
+        with self.assertRaises(xmlrpc.client.Fault) as denied:
+            proxy.sample.sum([1, 2])
+        self.assertEqual(denied.exception.faultCode, -32002)
+        with self.assertRaises(OSError):
+            xmlrpc.client.ServerProxy(f"http://{HOST}:{first}/RPC2").sample.add(1, 1)
 
     def test_a_successor_that_cannot_start_leaves_the_old_one_serving(self):
         work = tempfile.mkdtemp()

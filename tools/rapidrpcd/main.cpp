@@ -1,7 +1,8 @@
-// rapidrpcd: the rapidrpc server daemon. It parses options (options.cpp),
-// wires the library's server with the demo service, and waits for a stop
-// signal.
+// rapidrpcd: the rapidrpc server daemon. It parses options (options.cpp,
+// config.cpp), wires the library's server with the demo service, and waits
+// for a stop signal.
 #include "options.hpp"
+#include "reload.hpp"
 #include "upgrade.hpp"
 
 #include <rapidrpc/demo.hpp>
@@ -87,8 +88,9 @@ std::string serving_shape(const rapidrpc::server_options& options) {
   }
 }
 
-// Serves until SIGINT or SIGTERM (SIGHUP re-opens the access log).
-int serve(const rapidrpcd::settings& settings) {
+// Serves until SIGINT or SIGTERM (SIGHUP reads the config file again and
+// re-opens the access log). `argv` is read again on SIGHUP.
+int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   const auto& options = settings.server;
 
   // Buffers of 1 MiB or more (large bodies, inflated gzip) are mapped and
@@ -98,7 +100,7 @@ int serve(const rapidrpcd::settings& settings) {
   // thread's arena: a few gzip bombs would leave ~40 MiB per loop thread.
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
-  // Stop signals (and SIGHUP, which re-opens the access log) are taken by
+  // Stop signals (and SIGHUP, which reloads) are taken by
   // sigwait() below; every thread the server starts inherits this mask, so
   // none of them is interrupted by one.
   sigset_t stop_signals;
@@ -175,6 +177,7 @@ int serve(const rapidrpcd::settings& settings) {
       ::clock_gettime(CLOCK_MONOTONIC, &now);
       sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
                  static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
+      if (!settings.config_file.empty()) rapidrpcd::reload_settings(settings, argc, argv);
       server.reopen_logs();
       sd_notify(0, "READY=1");
       continue;
@@ -215,7 +218,7 @@ int main(int argc, char** argv) {
   command_line.assign(argv, argv + argc);
   auto parsed = rapidrpcd::parse_options(argc, argv);
   if (const int* status = std::get_if<int>(&parsed)) return *status;
-  const auto& settings = std::get<rapidrpcd::settings>(parsed);
+  auto& settings = std::get<rapidrpcd::settings>(parsed);
   switch (settings.what) {
     case rapidrpcd::task::hash_password:
       try {
@@ -236,5 +239,5 @@ int main(int argc, char** argv) {
     case rapidrpcd::task::serve:
       break;
   }
-  return serve(settings);
+  return serve(settings, argc, argv);
 }

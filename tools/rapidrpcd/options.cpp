@@ -3,6 +3,9 @@
 #include <systemd/sd-daemon.h>
 #include <CLI/CLI.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
@@ -38,7 +41,17 @@ struct spelled {
   std::string access_log_format = "text";
   std::vector<std::string> allow;
   std::vector<std::string> deny_methods;
+  bool check_config = false;
+  bool print_config = false;
 };
+
+// The options that are not settings, so no keys of the config file: what
+// the daemon is to do instead of serving, and the config file's own
+// options. The hidden options (group "", what rapidrpcd passes its own
+// worker processes) are not settings either.
+const std::set<std::string> not_settings = {"help",           "version",      "config",
+                                            "check-config",   "print-config", "hash-password",
+                                            "hash-iterations"};
 
 void add_options(CLI::App& app, settings& out, spelled& in) {
   auto& options = out.server;
@@ -50,6 +63,20 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
     modes.emplace_back(rapidrpc::mode_name(m));
 
   app.set_version_flag("--version", "rapidrpcd " RAPIDRPC_VERSION);
+  auto* config = app.add_option_group(
+      "Config file", "Settings from a TOML file (see docs/operations.md, \"Config file\")");
+  auto* file = config
+                   ->add_option("--config", out.config_file,
+                                "Read settings from this TOML file: its keys are the long options' "
+                                "names, the command line wins; SIGHUP reads it again")
+                   ->type_name("FILE");
+  config
+      ->add_flag("--check-config", in.check_config,
+                 "Check the settings (the config file's and the command line's) as start-up "
+                 "does, print FILE: ok and exit, binding nothing")
+      ->needs(file);
+  config->add_flag("--print-config", in.print_config,
+                   "Print the settings the daemon would run with, as a config file, and exit");
   app.add_option("--host", options.host, "Host name or address to listen on")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
@@ -211,34 +238,60 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->capture_default_str();
 }
 
-// Completes the server's options from what was spelled; returns an exit
-// status if they cannot be served.
-std::optional<int> complete_server_options(settings& out, const spelled& in) {
+// Why the settings cannot be used, and the exit status that says so.
+struct failure {
+  int status;
+  std::string message;  // without the "rapidrpcd: " prefix
+};
+
+// The port a listening socket is bound to (0 if it cannot be read).
+std::uint16_t bound_port(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+  return 0;
+}
+
+// The port of an --admin HOST:PORT (0 if it has none the server would take).
+std::uint16_t admin_port(const std::string& admin) {
+  const auto colon = admin.rfind(':');
+  if (colon == std::string::npos) return 0;
+  unsigned port = 0;
+  for (char c : admin.substr(colon + 1)) {
+    if (c < '0' || c > '9' || port > 65535) return 0;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  return port > 65535 ? 0 : static_cast<std::uint16_t>(port);
+}
+
+// Completes the server's options from what was spelled; says why if they
+// cannot be served. Takes systemd's listening sockets (LISTEN_FDS) when
+// `at_start`.
+std::optional<failure> complete_server_options(settings& out, const spelled& in, bool at_start) {
   auto& options = out.server;
   auto& lim = options.limits;
   options.mode = rapidrpc::parse_mode(in.mode).value();  // --mode accepts these names only
   if (options.isolate && options.mode != rapidrpc::serving_mode::async_pool) {
-    std::cerr << "rapidrpcd: --isolate applies to --mode async-pool only\n";
-    return 2;
+    return failure{2, "--isolate applies to --mode async-pool only"};
   }
   if (!out.python.module.empty() && !out.python.attach.empty()) {
-    std::cerr << "rapidrpcd: --python and --python-attach do not go together\n";
-    return 2;
+    return failure{2, "--python and --python-attach do not go together"};
   }
   if (out.python.on()) {
     if (options.mode != rapidrpc::serving_mode::async_pool) {
-      std::cerr << "rapidrpcd: --python needs --mode async-pool (the Python methods run in its "
-                   "worker processes), not --mode "
-                << in.mode << '\n';
-      return 2;
+      return failure{2,
+                     "--python needs --mode async-pool (the Python methods run in its worker "
+                     "processes), not --mode " +
+                         in.mode};
     }
     if (out.python.paths.empty()) out.python.paths.emplace_back(".");
     try {
       options.isolate = true;
       options.worker_command = python_worker_command(out.python);
     } catch (const std::exception& e) {
-      std::cerr << "rapidrpcd: " << e.what() << '\n';
-      return 1;
+      return failure{1, e.what()};
     }
   }
   // systemd's socket activation (a .socket unit, systemd-socket-activate):
@@ -247,11 +300,8 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
   // Those named "admin" (LISTEN_FDNAMES: a socket unit's FileDescriptorName,
   // or rapidrpcd's own binary upgrade) serve the admin listener.
   char** names = nullptr;
-  const int activated = sd_listen_fds_with_names(1, &names);
-  if (activated < 0) {
-    std::cerr << "rapidrpcd: LISTEN_FDS: " << std::strerror(-activated) << '\n';
-    return 1;
-  }
+  const int activated = at_start ? sd_listen_fds_with_names(1, &names) : 0;
+  if (activated < 0) return failure{1, std::string("LISTEN_FDS: ") + std::strerror(-activated)};
   std::vector<int> handed_rpc;
   for (int i = 0; i < activated; ++i) {
     const bool admin =
@@ -262,20 +312,38 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
     for (int i = 0; names[i] != nullptr; ++i) std::free(names[i]);
     std::free(static_cast<void*>(names));
   }
+  // A binary upgrade hands over the old process's sockets; if the settings
+  // now name another port (or no admin listener), the successor binds what
+  // they say instead, and the old sockets close with the old process.
+  if (std::getenv("RAPIDRPCD_UPGRADE_FD") != nullptr) {
+    const auto moved = [](const std::vector<int>& fds, const std::string& where,
+                          std::uint16_t port) {
+      return !fds.empty() && (where.empty() || (port != 0 && bound_port(fds.front()) != port));
+    };
+    if (moved(handed_rpc, "rpc", options.port)) {
+      std::cerr << "rapidrpcd: upgrade: the port is now " << options.port << ", not "
+                << bound_port(handed_rpc.front()) << ": listening there anew\n";
+      for (int fd : handed_rpc) ::close(fd);
+      handed_rpc.clear();
+    }
+    if (moved(options.admin_listen_fds, options.admin, admin_port(options.admin))) {
+      std::cerr << "rapidrpcd: upgrade: the admin address is now \"" << options.admin
+                << "\": listening there anew\n";
+      for (int fd : options.admin_listen_fds) ::close(fd);
+      options.admin_listen_fds.clear();
+    }
+  }
   if (options.listen_fds.empty()) options.listen_fds = handed_rpc;
   options.method_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
   if (options.worker_max_requests != 0 && !options.isolate) {
-    std::cerr << "rapidrpcd: --max-requests applies to worker processes (--isolate, --python) "
-                 "only\n";
-    return 2;
+    return failure{2, "--max-requests applies to worker processes (--isolate, --python) only"};
   }
   if (options.isolate && !out.python.on()) {
     try {
       options.worker_command = {self_executable(), "--worker"};
     } catch (const std::exception& e) {
-      std::cerr << "rapidrpcd: " << e.what() << '\n';
-      return 1;
+      return failure{1, e.what()};
     }
     if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
   }
@@ -291,29 +359,34 @@ std::optional<int> complete_server_options(settings& out, const spelled& in) {
   try {
     if (!in.auth_file.empty()) {
       options.users = rapidrpc::load_users(in.auth_file);
-      if (options.users.empty()) {
-        std::cerr << "rapidrpcd: " << in.auth_file << " names no user\n";
-        return 1;
-      }
+      if (options.users.empty()) return failure{1, in.auth_file + " names no user"};
     }
     for (const auto& cidr : in.allow) options.allow.push_back(rapidrpc::ip_network::parse(cidr));
   } catch (const std::exception& e) {
-    std::cerr << "rapidrpcd: " << e.what() << '\n';
-    return 1;
+    return failure{1, e.what()};
   }
-  if (!in.deny_methods.empty()) {
-    options.authorize = [denied = std::set<std::string, std::less<>>(in.deny_methods.begin(),
-                                                                     in.deny_methods.end())](
-                            std::string_view method, const rapidrpc::call_peer*) {
-      return !denied.contains(method);
+  // With a config file, SIGHUP may bring a deny list: the authorizer is
+  // there from the start.
+  if (!in.deny_methods.empty() || !out.config_file.empty()) {
+    out.denied = std::make_shared<method_denylist>(
+        method_denylist::names(in.deny_methods.begin(), in.deny_methods.end()));
+    options.authorize = [denied = out.denied](std::string_view method, const rapidrpc::call_peer*) {
+      return !denied->denies(method);
     };
   }
   return std::nullopt;
 }
 
-}  // namespace
+// The header of --print-config's output.
+constexpr const char* config_header =
+    "# rapidrpcd's settings: rapidrpcd --config FILE (docs/operations.md, \"Config file\").\n"
+    "# The keys are the long options' names; an option on the command line wins over\n"
+    "# its key. An empty string or array leaves a setting unset. Printed by\n"
+    "# rapidrpcd --print-config.\n";
 
-std::variant<settings, int> parse_options(int argc, char** argv) {
+// One reading of the command line and the config file: the settings, an
+// exit status (the message printed) or why they cannot be used.
+std::variant<settings, int, failure> read_settings(int argc, char** argv, bool at_start) {
   settings out;
   spelled in;
   in.request_timeout = out.server.limits.request_timeout.count();
@@ -326,6 +399,7 @@ std::variant<settings, int> parse_options(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (!at_start) return failure{2, e.what()};
     return app.exit(e);
   }
   if (!out.hash_user.empty()) {
@@ -341,8 +415,45 @@ std::variant<settings, int> parse_options(int argc, char** argv) {
     out.python.attach = in.attached_worker;
     return out;
   }
-  if (auto status = complete_server_options(out, in)) return *status;
+  const auto keys = settings_of(app, not_settings);
+  if (!out.config_file.empty()) {
+    try {
+      apply_config_file(out.config_file, keys);
+    } catch (const config_error& e) {
+      return failure{2, e.what()};
+    }
+  }
+  out.values = current_values(keys);
+  if (auto why = complete_server_options(out, in, at_start && !in.check_config && !in.print_config))
+    return *why;
+  if (in.print_config) {
+    std::cout << config_header << to_toml(out.values);
+    return 0;
+  }
+  if (in.check_config) {
+    std::cout << "rapidrpcd: " << out.config_file << ": ok\n";
+    return 0;
+  }
   return out;
+}
+
+}  // namespace
+
+std::variant<settings, int> parse_options(int argc, char** argv) {
+  auto read = read_settings(argc, argv, true);
+  if (auto* why = std::get_if<failure>(&read)) {
+    std::cerr << "rapidrpcd: " << why->message << '\n';
+    return why->status;
+  }
+  if (auto* status = std::get_if<int>(&read)) return *status;
+  return std::move(std::get<settings>(read));
+}
+
+std::variant<settings, std::string> reparse_options(int argc, char** argv) {
+  auto read = read_settings(argc, argv, false);
+  if (auto* why = std::get_if<failure>(&read)) return why->message;
+  if (std::get_if<int>(&read)) return std::string("the command line no longer starts a server");
+  return std::move(std::get<settings>(read));
 }
 
 }  // namespace rapidrpcd
