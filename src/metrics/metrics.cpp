@@ -38,13 +38,19 @@ constexpr std::array<std::string_view, restart_cause_count> restart_names = {
 
 constexpr std::size_t line_words = 64 / sizeof(std::uint64_t);
 
-// Bucket upper bounds in nanoseconds, for call_finished().
-constexpr std::array<std::int64_t, bucket_bounds.size()> bucket_ns = [] {
-  std::array<std::int64_t, bucket_bounds.size()> out{};
-  for (std::size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<std::int64_t>(bucket_bounds[i] * 1e9 + 0.5);
-  return out;
-}();
+// Bucket upper bounds in nanoseconds, for call_finished(): bucket_bounds.
+constexpr std::array<std::int64_t, bucket_bounds.size()> bucket_ns = {
+    50'000,      100'000,       250'000,       500'000,       1'000'000,     2'500'000,
+    5'000'000,   10'000'000,    25'000'000,    50'000'000,    100'000'000,   250'000'000,
+    500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+static_assert([] {
+  for (std::size_t i = 0; i < bucket_ns.size(); ++i) {
+    const double ns = bucket_bounds[i] * 1e9;
+    if (ns < static_cast<double>(bucket_ns[i]) - 1 || ns > static_cast<double>(bucket_ns[i]) + 1)
+      return false;
+  }
+  return true;
+}());
 
 void append_number(std::string& out, std::uint64_t v) {
   char buf[24];
@@ -97,6 +103,10 @@ void sample(std::string& out, std::string_view name, std::uint64_t v) {
   append_number(out, v);
   out += '\n';
 }
+
+// Fills `f` from /proc/self (throws std::invalid_argument or
+// std::out_of_range for text it cannot read).
+void read_proc_self(process_figures& f);
 
 }  // namespace
 
@@ -340,6 +350,18 @@ void store::write_exposition(std::string& out, const process_figures& process) c
 
 process_figures read_process_figures() {
   process_figures f;
+  try {
+    read_proc_self(f);
+  } catch (const std::exception&) {
+    // A /proc this process cannot read as expected: zeros, not an error
+    // on the admin thread.
+  }
+  return f;
+}
+
+namespace {
+
+void read_proc_self(process_figures& f) {
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
   {
@@ -381,7 +403,8 @@ process_figures read_process_figures() {
   }
   rlimit nofile{};
   if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0) f.max_fds = nofile.rlim_cur;
-  return f;
 }
+
+}  // namespace
 
 }  // namespace rapidrpc::detail::metrics

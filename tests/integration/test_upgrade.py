@@ -124,7 +124,10 @@ class Upgrade(unittest.TestCase):
         self.addCleanup(shutil.rmtree, work, True)
         exe = os.path.join(work, "rapidrpcd")
         shutil.copy2(daemon_path(), exe)
-        d = self.start_from(exe, "--admin", f"{HOST}:0", "--drain-timeout", "20")
+        config = os.path.join(work, "rapidrpcd.toml")
+        with open(config, "w") as f:
+            f.write('drain-timeout = 20\n')
+        d = self.start_from(exe, "--config", config, "--admin", f"{HOST}:0")
         admin = int(ADMIN_RE.search(b"".join(d._stdout_lines)).group(1))
         url = f"http://{HOST}:{d.port}/RPC2"
         benches = [Bench(url, 8, "-c", "8"),
@@ -147,7 +150,15 @@ class Upgrade(unittest.TestCase):
                          + d.stderr_text())
         self.assertNotIn("(deleted)", os.readlink(f"/proc/{successor}/exe"))
         time.sleep(1)
-        os.kill(successor, signal.SIGHUP)  # a reload under the same load
+        # A reload under the same load: the successor reads the file again.
+        with open(config, "w") as f:
+            f.write('drain-timeout = 20\ndeny-method = ["sample.sum"]\n')
+        os.kill(successor, signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while 'deny-method = ["sample.sum"]' not in d.stderr_since(0):
+            self.assertLess(time.monotonic(), deadline, "the reload was not logged:\n"
+                            + d.stderr_text())
+            time.sleep(0.05)
         time.sleep(1)
         self.assertTrue(pid_alive(successor))
         for b in benches:

@@ -216,6 +216,7 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   command_line.assign(argv, argv + argc);
+  rapidrpcd::take_predecessor_channel();  // before anything can start a process
   auto parsed = rapidrpcd::parse_options(argc, argv);
   if (const int* status = std::get_if<int>(&parsed)) return *status;
   auto& settings = std::get<rapidrpcd::settings>(parsed);

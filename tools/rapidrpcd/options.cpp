@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "upgrade.hpp"
 
 #include <systemd/sd-daemon.h>
 #include <CLI/CLI.hpp>
@@ -315,7 +316,7 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   // A binary upgrade hands over the old process's sockets; if the settings
   // now name another port (or no admin listener), the successor binds what
   // they say instead, and the old sockets close with the old process.
-  if (std::getenv("RAPIDRPCD_UPGRADE_FD") != nullptr) {
+  if (is_successor()) {
     const auto moved = [](const std::vector<int>& fds, const std::string& where,
                           std::uint16_t port) {
       return !fds.empty() && (where.empty() || (port != 0 && bound_port(fds.front()) != port));

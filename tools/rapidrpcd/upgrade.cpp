@@ -27,6 +27,7 @@ bool starts_with(const char* s, std::string_view prefix) {
 // successor takes the ones handed to it (LISTEN_FDS) instead.
 std::vector<std::string> without_listen_fds(const std::vector<std::string>& argv) {
   std::vector<std::string> out;
+  out.reserve(argv.size());
   for (std::size_t i = 0; i < argv.size(); ++i) {
     if (argv[i] == "--listen-fd") {
       ++i;
@@ -56,6 +57,7 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
   // Everything the child will move into place, first out of the way of
   // the places (3 ...), so that no dup2() overwrites a source.
   std::vector<int> high;
+  high.reserve(fds.size());
   for (int fd : fds) high.push_back(::fcntl(fd, F_DUPFD_CLOEXEC, ready_target + 1));
   const int ready_high = ::fcntl(ready[1], F_DUPFD_CLOEXEC, ready_target + 1);
   ::close(ready[1]);
@@ -76,6 +78,9 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
   // Everything the child needs is made here: after fork() it may only make
   // async-signal-safe calls.
   std::vector<std::string> env_text;
+  std::size_t env_count = 0;
+  while (environ[env_count] != nullptr) ++env_count;
+  env_text.reserve(env_count + 4);
   for (char** e = environ; *e != nullptr; ++e) {
     if (starts_with(*e, "LISTEN_PID=") || starts_with(*e, "LISTEN_FDS=") ||
         starts_with(*e, "LISTEN_FDNAMES=") || starts_with(*e, "RAPIDRPCD_UPGRADE_FD="))
@@ -90,11 +95,13 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
   env_text.push_back(std::string(ready_variable) + "=" + std::to_string(ready_target));
   env_text.push_back("LISTEN_PID=" + std::string(20, '\0'));  // the child writes its pid
   std::vector<char*> envp;
+  envp.reserve(env_text.size() + 1);
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
   char* pid_digits = env_text.back().data() + std::strlen("LISTEN_PID=");
   std::vector<std::string> args = without_listen_fds(argv);
   std::vector<char*> args_p;
+  args_p.reserve(args.size() + 1);
   for (auto& a : args) args_p.push_back(a.data());
   args_p.push_back(nullptr);
 
@@ -149,14 +156,27 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
   return -1;
 }
 
-void successor_serves() {
+namespace {
+int predecessor_fd = -1;  // the write end of the predecessor's ready pipe
+}  // namespace
+
+bool take_predecessor_channel() {
   const char* text = std::getenv(ready_variable);
-  if (text == nullptr) return;
+  if (text == nullptr) return false;
   const int fd = std::atoi(text);
   ::unsetenv(ready_variable);
-  if (fd < 3) return;
-  [[maybe_unused]] auto n = ::write(fd, "1", 1);
-  ::close(fd);
+  if (fd < 3 || ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return false;
+  predecessor_fd = fd;
+  return true;
+}
+
+bool is_successor() { return predecessor_fd >= 0; }
+
+void successor_serves() {
+  if (predecessor_fd < 0) return;
+  [[maybe_unused]] auto n = ::write(predecessor_fd, "1", 1);
+  ::close(predecessor_fd);
+  predecessor_fd = -1;
 }
 
 }  // namespace rapidrpcd

@@ -25,6 +25,15 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
                       const std::vector<int>& rpc_fds, const std::vector<int>& admin_fds,
                       std::chrono::seconds timeout);
 
+/// In a successor, at start-up: takes the channel to the process that
+/// started it (RAPIDRPCD_UPGRADE_FD) out of the environment, so that no
+/// process started later sees it, and out of reach of exec'd programs.
+/// Returns whether this process is a successor.
+bool take_predecessor_channel();
+
+/// Whether take_predecessor_channel() found this process to be a successor.
+bool is_successor();
+
 /// In a successor: tells the process that started it that it serves. Does
 /// nothing in a process not started by start_successor().
 void successor_serves();
