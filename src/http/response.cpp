@@ -100,7 +100,7 @@ void write_head(std::string& out, std::string_view server, const response_head& 
 }
 
 void write_error(std::string& out, std::string_view server, int status, bool keep_alive,
-                 bool http10, std::string_view extra) {
+                 bool http10, std::string_view extra, bool head_only) {
   std::string_view text = reason(status);
   response_head head;
   head.status = status;
@@ -110,6 +110,7 @@ void write_error(std::string& out, std::string_view server, int status, bool kee
   head.http10 = http10;
   head.extra = extra;
   write_head(out, server, head);
+  if (head_only) return;
   out += text;
   out += '\n';
 }

@@ -31,8 +31,10 @@ std::string_view reason(int status);
 /// Appends the status line and headers, up to and including the blank line.
 void write_head(std::string& out, std::string_view server, const response_head& head);
 
-/// Appends a whole error response with a short text/plain body.
+/// Appends a whole error response with a short text/plain body; with
+/// `head_only` (the answer to a HEAD request) the head alone, its
+/// Content-Length still the body's.
 void write_error(std::string& out, std::string_view server, int status, bool keep_alive,
-                 bool http10, std::string_view extra = {});
+                 bool http10, std::string_view extra = {}, bool head_only = false);
 
 }  // namespace rapidrpc::http

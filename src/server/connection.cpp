@@ -388,7 +388,11 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   if (metrics::rejection why{}; metrics::rejection_for_status(status, why))
     loop_.stats().rejected(why);
   if (close_after) keep_alive_ = false;
-  http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra);
+  // A HEAD request's answer has no body, errors too: a body would be read
+  // as the start of the next response.
+  const bool head_only = reader_.current().method == bhttp::verb::head;
+  http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra,
+                    head_only);
   if (close_after) closing_ = true;
   log_response(status, 0, http::reason(status).size() + 1);  // write_error's body
 }

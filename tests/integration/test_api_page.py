@@ -154,6 +154,23 @@ class NoApiPage(DaemonTestCase):
             self.assertEqual(read_head(c)[0], 405)
 
 
+    @ONE_REQUEST_PER_CONNECTION
+    def test_head_error_has_no_body_and_the_connection_goes_on(self):
+        # A HEAD answered with an error (405 here, 404 below) carries no
+        # body: the next response on the connection starts where its head ends.
+        with RawClient(self.daemon) as c:
+            c.send(page_request(method="HEAD"))
+            status, fields = read_head(c)
+            self.assertEqual(status, 405)
+            self.assertEqual(fields.get("content-length"), str(len("Method Not Allowed\n")))
+            c.send(http_request(None, path="/nowhere", method="HEAD", content_length=False))
+            self.assertEqual(read_head(c)[0], 404)
+            c.send(http_request(call_body("sample.add", 3, 5)))
+            resp = c.read_response()
+            self.assertEqual(resp.status, 200, resp)
+            self.assertEqual(parse_result(resp.body), 8)
+
+
 class NoJsonRpc(DaemonTestCase):
     daemon_args = ("--no-jsonrpc",)
 
