@@ -296,11 +296,10 @@ void store::write_exposition(std::string& out, const process_figures& process) c
   }
 
   family(out, "rapidrpc_received_bytes_total", "counter",
-         "Bytes read from client connections (HTTP, as sent: before TLS decryption is not "
-         "counted; ZeroMQ message payloads).");
+         "Bytes read from clients: HTTP requests (after TLS decryption) and ZeroMQ payloads.");
   sample(out, "rapidrpc_received_bytes_total", total(shard::bytes_in_at));
   family(out, "rapidrpc_sent_bytes_total", "counter",
-         "Bytes written to client connections (HTTP heads and bodies; ZeroMQ reply payloads).");
+         "Bytes written to clients: HTTP responses (before TLS encryption) and ZeroMQ payloads.");
   sample(out, "rapidrpc_sent_bytes_total", total(shard::bytes_out_at));
 
   family(out, "rapidrpc_pool_queue_depth", "gauge", "Pool calls waiting for a worker.");
