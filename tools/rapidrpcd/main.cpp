@@ -88,8 +88,9 @@ std::string serving_shape(const rapidrpc::server_options& options) {
   }
 }
 
-// Serves until SIGINT or SIGTERM (SIGHUP reads the config file again and
-// re-opens the access log). `argv` is read again on SIGHUP.
+// Serves until SIGINT or SIGTERM, or until SIGUSR2's successor serves
+// (upgrade.hpp); SIGHUP reads the config file again and re-opens the access
+// log. `argv` is read again on SIGHUP.
 int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   const auto& options = settings.server;
 
