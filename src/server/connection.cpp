@@ -51,6 +51,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       peer_{peer.address(), peer.port(), {}},
       context_(owner.context()) {
   context_.peer = &peer_;
+  exchange_.share_parsers(owner.parsers());
   if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
   if (owner.log() != nullptr) {
     const auto& a = peer_.address;

@@ -6,6 +6,7 @@
 #include "access/access_log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
+#include "rpc/exchange.hpp"
 #include "server/api_page.hpp"
 
 #include <rapidrpc/limits.hpp>
@@ -117,6 +118,8 @@ class loop {
   access_log_buffer* log() noexcept { return log_.get(); }
   /// This loop's metrics shard (counts nothing when metrics are off).
   metrics::shard& stats() noexcept { return stats_; }
+  /// The XML-RPC parsers of this loop's exchanges.
+  rpc::parser_pool& parsers() noexcept { return parsers_; }
 
  private:
   struct listener {
@@ -140,6 +143,8 @@ class loop {
   // Declared before io_: handlers still queued when io_ is destroyed may own
   // the last reference to a connection, whose destructor detaches itself.
   std::unordered_set<connection*> connections_;
+  // Also before io_: the connections destroyed with it give back into it.
+  rpc::parser_pool parsers_;
   boost::asio::io_context io_{1};
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;

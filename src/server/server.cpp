@@ -40,7 +40,7 @@ namespace detail {
 // ---- loop ---------------------------------------------------------------------
 
 loop::loop(shared_state& shared, std::size_t shard)
-    : shared_(shared), work_(net::make_work_guard(io_)) {
+    : shared_(shared), parsers_(shared.limits), work_(net::make_work_guard(io_)) {
   if (shared.metrics != nullptr) stats_ = shared.metrics->at(shard);
   context_.loop = io_.get_executor();
   context_.pool = &shared.pool;
