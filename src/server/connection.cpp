@@ -44,6 +44,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
+      in_(&owner.blocks()),
       reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
               owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
               owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
@@ -141,6 +142,52 @@ void connection::drain(clock::time_point now) {
   // A request in progress is still answered, with "Connection: close"
   // (handle_request() sees the loop draining).
   if (busy_) keep_alive_ = false;
+}
+
+void connection::park(clock::time_point now) {
+  if (closed_ || parked_ || parking_ || phase_ != phase::idle || now - idle_since_ < park_after)
+    return;
+  if (busy_ || in_drive_ || resume_posted_ || wait_write_ || !wait_read_ || closing_ || eof_ ||
+      reader_.in_request() || !in_.empty() || out_sent_ != out_.size())
+    return;
+  if (tls_) {
+    // Its read wait reads ciphertext into the TLS session's own buffer:
+    // in_ is not in use while it waits.
+    if (in_.capacity() != 0) release_idle_memory();
+    return;
+  }
+  // The pending read refers to in_'s block: it must end first. It
+  // completes with operation_aborted (on_read() then parks), or has
+  // already read a request, which is served as usual.
+  parking_ = true;
+  boost::system::error_code ec;
+  socket_.cancel(ec);
+  if (ec) parking_ = false;
+}
+
+void connection::release_idle_memory() {
+  in_.shrink(0);
+  std::string().swap(out_);
+  out_sent_ = 0;
+  std::string().swap(scratch_);
+  reader_.release();
+  exchange_.release();
+}
+
+// A parked connection's wait: readiness only, with no buffer; its next
+// request is read into a fresh block (the epoll_ctl this wait costs is paid
+// once per parking, not per request).
+void connection::wait_parked() {
+  wait_read_ = true;
+  socket_.async_wait(net::socket_base::wait_read,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       self->wait_read_ = false;
+                       self->parked_ = false;
+                       if (self->closed_) return;
+                       if (ec) return self->close();
+                       self->can_read_ = true;
+                       self->drive();
+                     });
 }
 
 // ---- the connection's state machine ------------------------------------------
@@ -493,6 +540,14 @@ void connection::wait_readable() {
 void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   wait_read_ = false;
   if (closed_) return;
+  if (parking_) {
+    parking_ = false;
+    if (ec == net::error::operation_aborted) {
+      release_idle_memory();
+      parked_ = true;
+      return wait_parked();
+    }
+  }
   if (ec == net::error::eof) {
     eof_ = true;
   } else if (ec) {

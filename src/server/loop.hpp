@@ -8,6 +8,7 @@
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
 #include "server/api_page.hpp"
+#include "server/byte_buffer.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
@@ -118,6 +119,8 @@ class loop {
   access_log_buffer* log() noexcept { return log_.get(); }
   /// This loop's metrics shard (counts nothing when metrics are off).
   metrics::shard& stats() noexcept { return stats_; }
+  /// The input blocks of this loop's connections.
+  block_pool& blocks() noexcept { return blocks_; }
   /// The XML-RPC parsers of this loop's exchanges.
   rpc::parser_pool& parsers() noexcept { return parsers_; }
 
@@ -143,7 +146,8 @@ class loop {
   // Declared before io_: handlers still queued when io_ is destroyed may own
   // the last reference to a connection, whose destructor detaches itself.
   std::unordered_set<connection*> connections_;
-  // Also before io_: the connections destroyed with it give back into it.
+  // Also before io_: the connections destroyed with it give back into these.
+  block_pool blocks_;
   rpc::parser_pool parsers_;
   boost::asio::io_context io_{1};
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
