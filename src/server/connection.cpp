@@ -23,8 +23,41 @@ constexpr std::size_t read_chunk = 16 * 1024;
 constexpr std::size_t max_read_chunk = 1024 * 1024;
 // Buffers larger than this are freed once a large request is done with.
 constexpr std::size_t keep_buffer_bytes = 64 * 1024;
+// Room for a reply's head (status line, Server, Date, Content-Type, ...).
+constexpr std::size_t reply_head_bytes = 512;
+// Output storage larger than this is freed once sent, not kept for the loop.
+constexpr std::size_t max_spare_output = 256 * 1024;
 // Stop parsing further pipelined requests while this much output is unsent.
 constexpr std::size_t output_high_water = 1024 * 1024;
+
+// A connection keeps no string storage between requests: while it writes
+// a reply or reads a body, it borrows its loop's spare storage, and gives
+// it back once done (or frees its own). So idle connections hold none, and
+// a keep-alive request allocates none.
+//
+// (Moves, not swaps: a move hands over the pointer, a swap also copies the
+// strings' inline buffers.)
+constexpr std::size_t inline_capacity = std::string().capacity();
+
+// Lends `spare`'s storage to `s` (empty, with none of its own).
+void borrow(std::string& s, std::string& spare) noexcept {
+  if (s.empty() && s.capacity() == inline_capacity && spare.capacity() > inline_capacity) {
+    s = std::move(spare);
+    spare.clear();
+  }
+}
+// Takes back the storage of `s` (its content done with) into `spare` if
+// that has none and it is no larger than `keep`; else frees it.
+void give_back(std::string& s, std::string& spare, std::size_t keep) noexcept {
+  s.clear();
+  if (s.capacity() == inline_capacity) return;
+  if (spare.capacity() == inline_capacity && s.capacity() <= keep) {
+    spare = std::move(s);
+    s.clear();
+  } else {
+    std::string().swap(s);
+  }
+}
 
 // Whether a request on a path serving both protocols is JSON-RPC: its
 // Content-Type says so, or it has no XML Content-Type and its body starts
@@ -302,6 +335,7 @@ void connection::process_requests() {
   while (!busy_ && !closing_ && !closed_ && !in_.empty() &&
          out_.size() - out_sent_ < output_high_water) {
     std::size_t used = 0;
+    if (!reader_.in_request()) borrow(reader_.current().body, loop_.spare_body());
     auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
     if (r == http::request_reader::result::error) {
@@ -313,13 +347,16 @@ void connection::process_requests() {
     }
     if (r == http::request_reader::result::need_more) {
       // The client may be holding the body back until it hears from us.
-      if (reader_.take_continue()) out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+      if (reader_.take_continue()) {
+        borrow(out_, loop_.spare_output());
+        out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+      }
       break;
     }
     handle_request(reader_.keep_alive());
     reader_.next();
-    auto& body = reader_.current().body;
-    if (body.capacity() > keep_buffer_bytes) std::string().swap(body);
+    // The body has been decoded (its call runs on what was read from it).
+    give_back(reader_.current().body, loop_.spare_body(), keep_buffer_bytes);
     if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
   }
   if (eof_ && reader_.in_request() && !busy_ && !closing_) {
@@ -404,6 +441,8 @@ void connection::write_response(const rpc::reply& r) {
     head.gzip = true;
   }
   head.content_length = payload.size();
+  borrow(out_, loop_.spare_output());
+  out_.reserve(out_.size() + reply_head_bytes + payload.size());  // at most one allocation
   http::write_head(out_, shared.server_name, head);
   out_ += payload;
   if (!keep_alive_) closing_ = true;
@@ -426,6 +465,7 @@ void connection::write_api_page(bool head_only) {
     head.gzip = true;
   }
   head.content_length = payload.size();
+  borrow(out_, loop_.spare_output());
   http::write_head(out_, shared.server_name, head);
   if (!head_only) out_ += payload;
   if (!keep_alive_) closing_ = true;
@@ -438,6 +478,7 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   if (close_after) keep_alive_ = false;
   // A HEAD request's answer has no body, errors too: a body would be read
   // as the start of the next response.
+  borrow(out_, loop_.spare_output());
   const bool head_only = reader_.current().method == bhttp::verb::head;
   http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra,
                     head_only);
@@ -497,9 +538,8 @@ bool connection::flush() {
     close();  // the peer is gone
     return false;
   }
-  out_.clear();
+  if (!out_.empty()) give_back(out_, loop_.spare_output(), max_spare_output);
   out_sent_ = 0;
-  if (out_.capacity() > 256 * 1024) out_.shrink_to_fit();
   return true;
 }
 

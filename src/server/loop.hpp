@@ -123,6 +123,10 @@ class loop {
   block_pool& blocks() noexcept { return blocks_; }
   /// The XML-RPC parsers of this loop's exchanges.
   rpc::parser_pool& parsers() noexcept { return parsers_; }
+  /// Storage lent to the connection writing a reply or reading a request
+  /// body, always empty here (connection.cpp, borrow() and give_back()).
+  std::string& spare_output() noexcept { return spare_output_; }
+  std::string& spare_body() noexcept { return spare_body_; }
 
  private:
   struct listener {
@@ -163,6 +167,8 @@ class loop {
   bool accept_paused_ = false;
   bool exit_when_idle_ = false;
   std::string busy_reply_;  // the 503 of turn_away(), rebuilt for its Date
+  std::string spare_output_;
+  std::string spare_body_;
   std::thread thread_;
 };
 
