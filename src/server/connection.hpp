@@ -60,10 +60,6 @@ class connection final : public std::enable_shared_from_this<connection>,
   /// busy keep-alive connection keeps its block and its read wait: a bare
   /// wait would cost an epoll_ctl per request.
   static constexpr std::chrono::milliseconds park_after{1000};
-  /// Whether it is parked (for tests).
-  bool parked() const noexcept { return parked_; }
-  /// The bytes of input buffer it holds (for tests).
-  std::size_t input_capacity() const noexcept { return in_.capacity(); }
 
  private:
   enum class phase : std::uint8_t { idle, request, call, write };
