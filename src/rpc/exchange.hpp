@@ -139,14 +139,14 @@ class exchange {
 
   const registry& methods_;
   limits limits_;
-  parser_pool* parsers_ = nullptr;           // own_parsers_ without share_parsers()
+  parser_pool* parsers_ = nullptr;            // own_parsers_ without share_parsers()
   std::unique_ptr<parser_pool> own_parsers_;  // made on the first XML-RPC request
 
   protocol protocol_ = protocol::xmlrpc;
   bool batch_ = false;
-  std::string_view method_;   // method_name_ once read
+  std::string_view method_;  // method_name_ once read
   std::string method_name_;  // the call's, or "[batch:N]"
-  std::string json_id_;  // JSON text; empty: a notification
+  std::string json_id_;      // JSON text; empty: a notification
   std::string body_;
   reply reply_;
 

@@ -117,8 +117,8 @@ class connection final : public std::enable_shared_from_this<connection>,
   bool eof_ = false;         // the peer has finished sending
   bool closed_ = false;
   bool in_drive_ = false;
-  bool parking_ = false;  // the read wait is being cancelled, to park
-  bool parked_ = false;   // waiting with a bare readiness wait, no input block
+  bool parking_ = false;               // the read wait is being cancelled, to park
+  bool parked_ = false;                // waiting with a bare readiness wait, no input block
   bool tls_read_wants_write_ = false;  // a TLS read waits for the socket to be writable
   bool tls_write_wants_read_ = false;  // a TLS write waits for the socket to be readable
 
