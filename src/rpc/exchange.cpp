@@ -33,8 +33,8 @@ std::unique_ptr<xmlrpc::parser> parser_pool::take() {
   return p;
 }
 
-void parser_pool::give(std::unique_ptr<xmlrpc::parser> p) noexcept {
-  if (free_.size() >= keep) return;
+void parser_pool::give(std::unique_ptr<xmlrpc::parser> p, std::size_t document_bytes) noexcept {
+  if (free_.size() >= keep || document_bytes > keep_document_bytes) return;
   try {
     free_.push_back(std::move(p));
   } catch (...) {  // (no room to keep it: it goes)
@@ -93,7 +93,7 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
   if (!xml->feed(document) || !xml->finish()) {
     const auto& err = xml->error();
     xmlrpc::write_fault(body_, err.code, err.message);
-    parsers_->give(std::move(xml));
+    parsers_->give(std::move(xml), document.size());
     reply_ = {body_, xml_content_type, err.code};
     return deliver(*sink);
   }
@@ -101,7 +101,7 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
   method_name_ = call.method;
   method_ = method_name_;
   array params = std::move(call.params);
-  parsers_->give(std::move(xml));
+  parsers_->give(std::move(xml), document.size());
   methods_.invoke(ctx, method_name_, std::move(params),
                   [this, sink = std::move(sink)](const outcome& o) {
                     finish_xml(o);

@@ -70,11 +70,17 @@ class parser_pool {
 
   /// A parser, reset for a new document.
   std::unique_ptr<xmlrpc::parser> take();
-  /// Gives back a parser taken from this pool (kept unless `keep` are).
-  void give(std::unique_ptr<xmlrpc::parser> p) noexcept;
+  /// Gives back a parser taken from this pool, which read a document of
+  /// `document_bytes`: kept unless `keep` are, or unless the document was
+  /// over `keep_document_bytes` (a parser keeps the buffer its largest
+  /// document needed, and a pool lives as long as its loop).
+  void give(std::unique_ptr<xmlrpc::parser> p, std::size_t document_bytes) noexcept;
+  /// How many parsers the pool keeps now.
+  [[nodiscard]] std::size_t kept() const noexcept { return free_.size(); }
 
  private:
   static constexpr std::size_t keep = 4;
+  static constexpr std::size_t keep_document_bytes = 64 * 1024;
   limits limits_;
   std::vector<std::unique_ptr<xmlrpc::parser>> free_;
 };

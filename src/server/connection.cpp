@@ -37,7 +37,7 @@ constexpr std::size_t output_high_water = 1024 * 1024;
 //
 // (Moves, not swaps: a move hands over the pointer, a swap also copies the
 // strings' inline buffers.)
-constexpr std::size_t inline_capacity = std::string().capacity();
+const std::size_t inline_capacity = std::string().capacity();
 
 // Lends `spare`'s storage to `s` (empty, with none of its own).
 void borrow(std::string& s, std::string& spare) noexcept {
@@ -476,9 +476,9 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   if (metrics::rejection why{}; metrics::rejection_for_status(status, why))
     loop_.stats().rejected(why);
   if (close_after) keep_alive_ = false;
+  borrow(out_, loop_.spare_output());
   // A HEAD request's answer has no body, errors too: a body would be read
   // as the start of the next response.
-  borrow(out_, loop_.spare_output());
   const bool head_only = reader_.current().method == bhttp::verb::head;
   http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra,
                     head_only);

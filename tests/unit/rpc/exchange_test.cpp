@@ -233,6 +233,23 @@ TEST_F(ExchangeTest, SharedParsersLeaveEachExchangeItsMethod) {
   EXPECT_EQ(ex.method(), "get_data");
 }
 
+// A parser keeps the buffer of the largest document it read, and a loop's
+// pool lives as long as the loop: one big request must not pin its size.
+TEST_F(ExchangeTest, SharedParsersAreNotKeptAfterABigDocument) {
+  parser_pool parsers{limits{}};
+  ex.share_parsers(parsers);
+  EXPECT_EQ(xml(call_doc("get_data")).fault, 0);
+  EXPECT_EQ(parsers.kept(), 1U);
+
+  const std::string big(100 * 1024, 'x');
+  auto r = xml(call_doc("echo", "<param><value><string>" + big + "</string></value></param>"));
+  EXPECT_EQ(r.fault, 0) << r.body.substr(0, 200);
+  EXPECT_EQ(parsers.kept(), 0U);
+
+  EXPECT_EQ(xml(call_doc("get_data")).fault, 0);
+  EXPECT_EQ(parsers.kept(), 1U);
+}
+
 TEST_F(ExchangeTest, PoolCallPastItsTimeoutFails) {
   const auto before = std::chrono::steady_clock::now();
   auto r = json(R"({"jsonrpc":"2.0","method":"stuck","id":1})");
