@@ -31,6 +31,12 @@ void request_reader::start() {
   continue_sent_ = false;
 }
 
+void request_reader::release() noexcept {
+  std::string().swap(req_.target);
+  std::string().swap(req_.authorization);
+  std::string().swap(req_.body);
+}
+
 void request_reader::next() {
   parser_.reset();
   error_status_ = 0;

@@ -47,6 +47,10 @@ class request_reader {
   /// Prepares for the next request on the stream.
   void next();
 
+  /// Frees the memory kept from past requests (target, body, ...), between
+  /// requests (not while in_request()): for a connection gone idle.
+  void release() noexcept;
+
   /// True while a request has started and is not complete.
   bool in_request() const noexcept { return parser_.has_value(); }
 

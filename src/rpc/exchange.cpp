@@ -25,6 +25,30 @@ std::int32_t write_xml_outcome(std::string& out, const outcome& o) {
   }
 }
 
+std::unique_ptr<xmlrpc::parser> parser_pool::take() {
+  if (free_.empty()) return std::make_unique<xmlrpc::parser>(xmlrpc::document_type::call, limits_);
+  auto p = std::move(free_.back());
+  free_.pop_back();
+  p->reset();
+  return p;
+}
+
+void parser_pool::give(std::unique_ptr<xmlrpc::parser> p, std::size_t document_bytes) noexcept {
+  if (free_.size() >= keep || document_bytes > keep_document_bytes) return;
+  try {
+    free_.push_back(std::move(p));
+  } catch (...) {  // (no room to keep it: it goes)
+  }
+}
+
+void exchange::release() noexcept {
+  std::string().swap(body_);
+  std::string().swap(method_name_);
+  std::string().swap(json_id_);
+  method_ = {};
+  reply_ = {};
+}
+
 void exchange::start(protocol p, std::string_view document, const call_context& ctx,
                      std::shared_ptr<reply_sink> sink) {
   begin(p);
@@ -59,17 +83,26 @@ void exchange::refuse(protocol p, const fault& f, reply_sink& sink) {
 
 void exchange::start_xml(std::string_view document, const call_context& ctx,
                          std::shared_ptr<reply_sink>& sink) {
-  if (!xml_) xml_.emplace(xmlrpc::document_type::call, limits_);
-  xml_->reset();
-  if (!xml_->feed(document) || !xml_->finish()) {
-    const auto& err = xml_->error();
+  // The parser goes back to the pool before the call runs: the call may
+  // complete later, or start another exchange's parse on this thread.
+  if (parsers_ == nullptr) {
+    own_parsers_ = std::make_unique<parser_pool>(limits_);
+    parsers_ = own_parsers_.get();
+  }
+  auto xml = parsers_->take();
+  if (!xml->feed(document) || !xml->finish()) {
+    const auto& err = xml->error();
     xmlrpc::write_fault(body_, err.code, err.message);
+    parsers_->give(std::move(xml), document.size());
     reply_ = {body_, xml_content_type, err.code};
     return deliver(*sink);
   }
-  xmlrpc::method_call& call = xml_->call();
-  method_ = call.method;  // xml_ keeps it until the next request
-  methods_.invoke(ctx, call.method, std::move(call.params),
+  xmlrpc::method_call& call = xml->call();
+  method_name_ = call.method;
+  method_ = method_name_;
+  array params = std::move(call.params);
+  parsers_->give(std::move(xml), document.size());
+  methods_.invoke(ctx, method_name_, std::move(params),
                   [this, sink = std::move(sink)](const outcome& o) {
                     finish_xml(o);
                     deliver(*sink);
@@ -90,8 +123,8 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
   auto& msg = std::get<jsonrpc::message>(parsed);
   if (msg.batch) {
     batch_ = true;
-    json_method_ = "[batch:" + std::to_string(msg.entries.size()) + "]";
-    method_ = json_method_;
+    method_name_ = "[batch:" + std::to_string(msg.entries.size()) + "]";
+    method_ = method_name_;
     return run_batch(methods_, ctx, std::move(msg),
                      [this, sink = std::move(sink)](std::string body) {
                        body_ = std::move(body);
@@ -105,13 +138,13 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
   auto& r = std::get<jsonrpc::request>(entry);
   auto named = bind_named(methods_, r);
   json_id_ = std::move(r.id);
-  json_method_ = std::move(r.method);
-  method_ = json_method_;
+  method_name_ = std::move(r.method);
+  method_ = method_name_;
   if (named) {
     finish_json(*named);
     return deliver(*sink);
   }
-  methods_.invoke(ctx, json_method_, std::move(r.params),
+  methods_.invoke(ctx, method_name_, std::move(r.params),
                   [this, sink = std::move(sink)](const outcome& o) {
                     finish_json(o);
                     deliver(*sink);

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rapidrpc::detail::rpc {
 
@@ -56,10 +57,47 @@ class reply_sink {
   ~reply_sink() = default;
 };
 
+/// XML-RPC call parsers (each with its expat parser) for the exchanges of
+/// one thread. A request's document is parsed whole, synchronously, within
+/// exchange::start(): a parser is taken for that parse and given back
+/// before the call runs, so one or two serve all the exchanges of a loop
+/// however many connections it holds (an exchange holding its own would
+/// keep ~10 KiB per idle connection). Used by one thread.
+class parser_pool {
+ public:
+  /// Parsers reading documents within `lim`.
+  explicit parser_pool(const limits& lim) noexcept : limits_(lim) {}
+
+  /// A parser, reset for a new document.
+  std::unique_ptr<xmlrpc::parser> take();
+  /// Gives back a parser taken from this pool, which read a document of
+  /// `document_bytes`: kept unless `keep` are, or unless the document was
+  /// over `keep_document_bytes` (a parser keeps the buffer its largest
+  /// document needed, and a pool lives as long as its loop).
+  void give(std::unique_ptr<xmlrpc::parser> p, std::size_t document_bytes) noexcept;
+  /// How many parsers the pool keeps now.
+  [[nodiscard]] std::size_t kept() const noexcept { return free_.size(); }
+
+ private:
+  static constexpr std::size_t keep = 4;
+  static constexpr std::size_t keep_document_bytes = 64 * 1024;
+  limits limits_;
+  std::vector<std::unique_ptr<xmlrpc::parser>> free_;
+};
+
 class exchange {
  public:
   /// Reads the documents within `lim` (its document limits: limits.hpp).
   exchange(const registry& methods, const limits& lim) noexcept : methods_(methods), limits_(lim) {}
+
+  /// Parses XML-RPC documents with parsers of `pool` (its loop's; it
+  /// outlives the exchange, and reads documents within the same limits)
+  /// rather than with one of its own.
+  void share_parsers(parser_pool& pool) noexcept { parsers_ = &pool; }
+
+  /// Frees the memory kept from past requests (reply body, method name),
+  /// between requests: for a connection gone idle.
+  void release() noexcept;
 
   /// Counts the calls of this exchange into `shard` (its owner's thread's),
   /// by the method names of `store`; both outlive the exchange. Without
@@ -107,13 +145,14 @@ class exchange {
 
   const registry& methods_;
   limits limits_;
-  std::optional<xmlrpc::parser> xml_;  // made on the first XML-RPC request, then reused
+  parser_pool* parsers_ = nullptr;            // own_parsers_ without share_parsers()
+  std::unique_ptr<parser_pool> own_parsers_;  // made on the first XML-RPC request
 
   protocol protocol_ = protocol::xmlrpc;
   bool batch_ = false;
-  std::string_view method_;  // into xml_'s call or json_method_
-  std::string json_method_;
-  std::string json_id_;  // JSON text; empty: a notification
+  std::string_view method_;  // method_name_ once read
+  std::string method_name_;  // the call's, or "[batch:N]"
+  std::string json_id_;      // JSON text; empty: a notification
   std::string body_;
   reply reply_;
 

@@ -23,8 +23,41 @@ constexpr std::size_t read_chunk = 16 * 1024;
 constexpr std::size_t max_read_chunk = 1024 * 1024;
 // Buffers larger than this are freed once a large request is done with.
 constexpr std::size_t keep_buffer_bytes = 64 * 1024;
+// Room for a reply's head (status line, Server, Date, Content-Type, ...).
+constexpr std::size_t reply_head_bytes = 512;
+// Output storage larger than this is freed once sent, not kept for the loop.
+constexpr std::size_t max_spare_output = 256 * 1024;
 // Stop parsing further pipelined requests while this much output is unsent.
 constexpr std::size_t output_high_water = 1024 * 1024;
+
+// A connection keeps no string storage between requests: while it writes
+// a reply or reads a body, it borrows its loop's spare storage, and gives
+// it back once done (or frees its own). So idle connections hold none, and
+// a keep-alive request allocates none.
+//
+// (Moves, not swaps: a move hands over the pointer, a swap also copies the
+// strings' inline buffers.)
+const std::size_t inline_capacity = std::string().capacity();
+
+// Lends `spare`'s storage to `s` (empty, with none of its own).
+void borrow(std::string& s, std::string& spare) noexcept {
+  if (s.empty() && s.capacity() == inline_capacity && spare.capacity() > inline_capacity) {
+    s = std::move(spare);
+    spare.clear();
+  }
+}
+// Takes back the storage of `s` (its content done with) into `spare` if
+// that has none and it is no larger than `keep`; else frees it.
+void give_back(std::string& s, std::string& spare, std::size_t keep) noexcept {
+  s.clear();
+  if (s.capacity() == inline_capacity) return;
+  if (spare.capacity() == inline_capacity && s.capacity() <= keep) {
+    spare = std::move(s);
+    s.clear();
+  } else {
+    std::string().swap(s);
+  }
+}
 
 // Whether a request on a path serving both protocols is JSON-RPC: its
 // Content-Type says so, or it has no XML Content-Type and its body starts
@@ -44,6 +77,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
+      in_(&owner.blocks()),
       reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
               owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
               owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
@@ -51,6 +85,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       peer_{peer.address(), peer.port(), {}},
       context_(owner.context()) {
   context_.peer = &peer_;
+  exchange_.share_parsers(owner.parsers());
   if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
   if (owner.log() != nullptr) {
     const auto& a = peer_.address;
@@ -140,6 +175,52 @@ void connection::drain(clock::time_point now) {
   // A request in progress is still answered, with "Connection: close"
   // (handle_request() sees the loop draining).
   if (busy_) keep_alive_ = false;
+}
+
+void connection::park(clock::time_point now) {
+  if (closed_ || parked_ || parking_ || phase_ != phase::idle || now - idle_since_ < park_after)
+    return;
+  if (busy_ || in_drive_ || resume_posted_ || wait_write_ || !wait_read_ || closing_ || eof_ ||
+      reader_.in_request() || !in_.empty() || out_sent_ != out_.size())
+    return;
+  if (tls_) {
+    // Its read wait reads ciphertext into the TLS session's own buffer:
+    // in_ is not in use while it waits.
+    if (in_.capacity() != 0) release_idle_memory();
+    return;
+  }
+  // The pending read refers to in_'s block: it must end first. It
+  // completes with operation_aborted (on_read() then parks), or has
+  // already read a request, which is served as usual.
+  parking_ = true;
+  boost::system::error_code ec;
+  socket_.cancel(ec);
+  if (ec) parking_ = false;
+}
+
+void connection::release_idle_memory() {
+  in_.shrink(0);
+  std::string().swap(out_);
+  out_sent_ = 0;
+  std::string().swap(scratch_);
+  reader_.release();
+  exchange_.release();
+}
+
+// A parked connection's wait: readiness only, with no buffer; its next
+// request is read into a fresh block (the epoll_ctl this wait costs is paid
+// once per parking, not per request).
+void connection::wait_parked() {
+  wait_read_ = true;
+  socket_.async_wait(net::socket_base::wait_read,
+                     [self = shared_from_this()](const boost::system::error_code& ec) {
+                       self->wait_read_ = false;
+                       self->parked_ = false;
+                       if (self->closed_) return;
+                       if (ec) return self->close();
+                       self->can_read_ = true;
+                       self->drive();
+                     });
 }
 
 // ---- the connection's state machine ------------------------------------------
@@ -254,6 +335,7 @@ void connection::process_requests() {
   while (!busy_ && !closing_ && !closed_ && !in_.empty() &&
          out_.size() - out_sent_ < output_high_water) {
     std::size_t used = 0;
+    if (!reader_.in_request()) borrow(reader_.current().body, loop_.spare_body());
     auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
     if (r == http::request_reader::result::error) {
@@ -265,13 +347,16 @@ void connection::process_requests() {
     }
     if (r == http::request_reader::result::need_more) {
       // The client may be holding the body back until it hears from us.
-      if (reader_.take_continue()) out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+      if (reader_.take_continue()) {
+        borrow(out_, loop_.spare_output());
+        out_ += "HTTP/1.1 100 Continue\r\n\r\n";
+      }
       break;
     }
     handle_request(reader_.keep_alive());
     reader_.next();
-    auto& body = reader_.current().body;
-    if (body.capacity() > keep_buffer_bytes) std::string().swap(body);
+    // The body has been decoded (its call runs on what was read from it).
+    give_back(reader_.current().body, loop_.spare_body(), keep_buffer_bytes);
     if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
   }
   if (eof_ && reader_.in_request() && !busy_ && !closing_) {
@@ -356,6 +441,8 @@ void connection::write_response(const rpc::reply& r) {
     head.gzip = true;
   }
   head.content_length = payload.size();
+  borrow(out_, loop_.spare_output());
+  out_.reserve(out_.size() + reply_head_bytes + payload.size());  // at most one allocation
   http::write_head(out_, shared.server_name, head);
   out_ += payload;
   if (!keep_alive_) closing_ = true;
@@ -378,6 +465,7 @@ void connection::write_api_page(bool head_only) {
     head.gzip = true;
   }
   head.content_length = payload.size();
+  borrow(out_, loop_.spare_output());
   http::write_head(out_, shared.server_name, head);
   if (!head_only) out_ += payload;
   if (!keep_alive_) closing_ = true;
@@ -388,6 +476,7 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   if (metrics::rejection why{}; metrics::rejection_for_status(status, why))
     loop_.stats().rejected(why);
   if (close_after) keep_alive_ = false;
+  borrow(out_, loop_.spare_output());
   // A HEAD request's answer has no body, errors too: a body would be read
   // as the start of the next response.
   const bool head_only = reader_.current().method == bhttp::verb::head;
@@ -449,9 +538,8 @@ bool connection::flush() {
     close();  // the peer is gone
     return false;
   }
-  out_.clear();
+  if (!out_.empty()) give_back(out_, loop_.spare_output(), max_spare_output);
   out_sent_ = 0;
-  if (out_.capacity() > 256 * 1024) out_.shrink_to_fit();
   return true;
 }
 
@@ -492,6 +580,14 @@ void connection::wait_readable() {
 void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   wait_read_ = false;
   if (closed_) return;
+  if (parking_) {
+    parking_ = false;
+    if (ec == net::error::operation_aborted) {
+      release_idle_memory();
+      parked_ = true;
+      return wait_parked();
+    }
+  }
   if (ec == net::error::eof) {
     eof_ = true;
   } else if (ec) {

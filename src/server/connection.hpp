@@ -51,6 +51,15 @@ class connection final : public std::enable_shared_from_this<connection>,
   void drain(clock::time_point now);
   /// How long an idle connection must have been quiet before a drain closes it.
   static constexpr std::chrono::milliseconds drain_quiet{250};
+  /// Parks the connection if it has been idle for park_after: gives back its
+  /// input block and frees what past requests left (request, reply and
+  /// output strings), and waits for its next request with a bare readiness
+  /// wait, which needs no buffer (docs/design.md, "Lifetimes").
+  void park(clock::time_point now);
+  /// How long a connection must have been idle before park() parks it. A
+  /// busy keep-alive connection keeps its block and its read wait: a bare
+  /// wait would cost an epoll_ctl per request.
+  static constexpr std::chrono::milliseconds park_after{1000};
 
  private:
   enum class phase : std::uint8_t { idle, request, call, write };
@@ -72,6 +81,8 @@ class connection final : public std::enable_shared_from_this<connection>,
   void wait_readable();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void wait_writable();
+  void wait_parked();
+  void release_idle_memory();
   void set_phase(phase p, clock::time_point now);
 
   loop& loop_;
@@ -106,6 +117,8 @@ class connection final : public std::enable_shared_from_this<connection>,
   bool eof_ = false;         // the peer has finished sending
   bool closed_ = false;
   bool in_drive_ = false;
+  bool parking_ = false;               // the read wait is being cancelled, to park
+  bool parked_ = false;                // waiting with a bare readiness wait, no input block
   bool tls_read_wants_write_ = false;  // a TLS read waits for the socket to be writable
   bool tls_write_wants_read_ = false;  // a TLS write waits for the socket to be readable
 

@@ -6,7 +6,9 @@
 #include "access/access_log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
+#include "rpc/exchange.hpp"
 #include "server/api_page.hpp"
+#include "server/byte_buffer.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
@@ -117,6 +119,14 @@ class loop {
   access_log_buffer* log() noexcept { return log_.get(); }
   /// This loop's metrics shard (counts nothing when metrics are off).
   metrics::shard& stats() noexcept { return stats_; }
+  /// The input blocks of this loop's connections.
+  block_pool& blocks() noexcept { return blocks_; }
+  /// The XML-RPC parsers of this loop's exchanges.
+  rpc::parser_pool& parsers() noexcept { return parsers_; }
+  /// Storage lent to the connection writing a reply or reading a request
+  /// body, always empty here (connection.cpp, borrow() and give_back()).
+  std::string& spare_output() noexcept { return spare_output_; }
+  std::string& spare_body() noexcept { return spare_body_; }
 
  private:
   struct listener {
@@ -140,6 +150,9 @@ class loop {
   // Declared before io_: handlers still queued when io_ is destroyed may own
   // the last reference to a connection, whose destructor detaches itself.
   std::unordered_set<connection*> connections_;
+  // Also before io_: the connections destroyed with it give back into these.
+  block_pool blocks_;
+  rpc::parser_pool parsers_;
   boost::asio::io_context io_{1};
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
@@ -154,6 +167,8 @@ class loop {
   bool accept_paused_ = false;
   bool exit_when_idle_ = false;
   std::string busy_reply_;  // the 503 of turn_away(), rebuilt for its Date
+  std::string spare_output_;
+  std::string spare_body_;
   std::thread thread_;
 };
 

@@ -40,7 +40,7 @@ namespace detail {
 // ---- loop ---------------------------------------------------------------------
 
 loop::loop(shared_state& shared, std::size_t shard)
-    : shared_(shared), work_(net::make_work_guard(io_)) {
+    : shared_(shared), parsers_(shared.limits), work_(net::make_work_guard(io_)) {
   if (shared.metrics != nullptr) stats_ = shared.metrics->at(shard);
   context_.loop = io_.get_executor();
   context_.pool = &shared.pool;
@@ -207,8 +207,9 @@ void loop::turn_away(tcp::socket& s) {
   s.close(ignored);
 }
 
-// Once a second: close connections past their deadline. A coarse sweep costs
-// no timer operation per request.
+// Once a second: close connections past their deadline, and park those
+// quiet for a while (connection::park). A coarse sweep costs no timer
+// operation per request.
 void loop::sweep() {
   sweep_timer_.expires_after(std::chrono::seconds(1));
   sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -219,6 +220,7 @@ void loop::sweep() {
     // Closing only cancels a connection's waits, so none is destroyed while
     // the set is walked.
     for (connection* c : connections_) c->check_deadline(now);
+    for (connection* c : connections_) c->park(now);
     sweep();
   });
 }

@@ -193,6 +193,63 @@ TEST_F(ExchangeTest, TheParserIsReusedAcrossRequests) {
   EXPECT_EQ(r.fault, 0) << r.body;
 }
 
+// Exchanges sharing a loop's parsers: a call still running keeps its own
+// method name (the log's and the metrics') while other exchanges parse, and
+// a released exchange still answers its next request.
+TEST_F(ExchangeTest, SharedParsersLeaveEachExchangeItsMethod) {
+  parser_pool parsers{limits{}};
+  ex.share_parsers(parsers);
+  exchange other{reg, limits{}};
+  other.share_parsers(parsers);
+
+  auto later = std::make_shared<recorder>();
+  ex.start(protocol::xmlrpc, call_doc("later", "<param><value><int>4</int></value></param>"),
+           context(), later);
+  auto now = std::make_shared<recorder>();
+  other.start(protocol::xmlrpc,
+              call_doc("subtract",
+                       "<param><value><int>9</int></value></param>"
+                       "<param><value><int>2</int></value></param>"),
+              context(), now);
+  ASSERT_EQ(now->count, 1);
+  EXPECT_EQ(now->last->fault, 0) << now->last->body;
+  EXPECT_EQ(other.method(), "subtract");
+  EXPECT_EQ(ex.method(), "later");
+
+  io.restart();
+  auto guard = boost::asio::make_work_guard(io);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (later->count == 0 && std::chrono::steady_clock::now() < deadline)
+    io.run_one_for(std::chrono::milliseconds(50));
+  guard.reset();
+  ASSERT_EQ(later->count, 1);
+  EXPECT_NE(later->last->body.find("<int>4</int>"), std::string::npos) << later->last->body;
+  EXPECT_EQ(ex.method(), "later");
+
+  ex.release();
+  EXPECT_EQ(ex.method(), "");
+  auto again = xml(call_doc("get_data"));
+  EXPECT_EQ(again.fault, 0) << again.body;
+  EXPECT_EQ(ex.method(), "get_data");
+}
+
+// A parser keeps the buffer of the largest document it read, and a loop's
+// pool lives as long as the loop: one big request must not pin its size.
+TEST_F(ExchangeTest, SharedParsersAreNotKeptAfterABigDocument) {
+  parser_pool parsers{limits{}};
+  ex.share_parsers(parsers);
+  EXPECT_EQ(xml(call_doc("get_data")).fault, 0);
+  EXPECT_EQ(parsers.kept(), 1U);
+
+  const std::string big(100 * 1024, 'x');
+  auto r = xml(call_doc("echo", "<param><value><string>" + big + "</string></value></param>"));
+  EXPECT_EQ(r.fault, 0) << r.body.substr(0, 200);
+  EXPECT_EQ(parsers.kept(), 0U);
+
+  EXPECT_EQ(xml(call_doc("get_data")).fault, 0);
+  EXPECT_EQ(parsers.kept(), 1U);
+}
+
 TEST_F(ExchangeTest, PoolCallPastItsTimeoutFails) {
   const auto before = std::chrono::steady_clock::now();
   auto r = json(R"({"jsonrpc":"2.0","method":"stuck","id":1})");
