@@ -36,6 +36,7 @@ struct call {
 };
 
 /// The call for `in`, built on first use (the large ones take a moment).
+/// Not thread-safe: the benchmarks run one at a time on the main thread.
 const call& call_of(input in);
 
 /// The JSON text of the id every JSON-RPC document carries.
