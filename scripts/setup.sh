@@ -30,13 +30,15 @@ for arg in "$@"; do
       # python3-zmq is the ZeroMQ client of the ZeroMQ tests.
       # systemd gives systemd-socket-activate and systemd-analyze (the unit
       # files' tests).
+      # libbenchmark-dev (Google Benchmark): a test build also builds
+      # bench/micro, which ctest runs once as a check (bench.micro).
       # prometheus (promtool and the server) and python3-prometheus-client
       # (the text-format parser) check the admin listener's /metrics.
       # The benchmark smoke run (bench/smoke, in CI) runs every bench script
       # against its peers: wrk, nginx, ab (apache2-utils), xmlrpc-c's Abyss
       # (libxmlrpc-c++8-dev, built with g++ and GMP) and aiozmq (its RPC layer
       # needs msgpack, only a recommendation of the package).
-      packages+=(libgtest-dev chromium fonts-liberation openssl python3-zmq systemd
+      packages+=(libgtest-dev libbenchmark-dev chromium fonts-liberation openssl python3-zmq systemd
                  prometheus python3-prometheus-client
                  wrk nginx-light apache2-utils libxmlrpc-c++8-dev python3-aiozmq
                  python3-msgpack clang-format clang-tidy)
