@@ -82,10 +82,11 @@ inline bool parse_in_chunks(xmlrpc::parser& p, std::string_view doc) {
   return p.finish();
 }
 
-/// The same, in one piece.
+/// The same, in one piece (parse(): the direct scanner first, expat if
+/// it gives up).
 inline bool parse_whole(xmlrpc::parser& p, std::string_view doc) {
   p.reset();
-  return p.feed(doc) && p.finish();
+  return p.parse(doc);
 }
 
 /// Runs http::gunzip on `in` under `limit` and checks what the server relies

@@ -6,6 +6,10 @@
 // (a reused xmlrpc::parser, reset between documents, as a connection keeps
 // one), and whole under small limits.
 //
+// Whole documents are read by the parser's direct scanner (expat only
+// when it gives up), chunks by expat alone: comparing the two checks that
+// the scanner accepts only what expat accepts, as the same value.
+//
 // Invariants: whole and chunked give the same verdict, and the same call
 // (not always the same error: see below); what small limits accept, the default
 // limits accept as the same call; an accepted call can be written back with

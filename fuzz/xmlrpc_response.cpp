@@ -8,6 +8,10 @@
 // the text of a string result and of a fault message, as a server writes
 // them.
 //
+// Whole documents are read by the parser's direct scanner (expat only
+// when it gives up), chunks by expat alone: comparing the two checks that
+// the scanner accepts only what expat accepts, as the same value.
+//
 // Invariants: whole and chunked give the same verdict, and the same result or
 // fault (not always the same error: see below); what small limits accept, the default
 // limits accept as the same response; an accepted response is written back

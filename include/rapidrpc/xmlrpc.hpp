@@ -48,9 +48,10 @@ enum class document_type : std::uint8_t { call, response };
 
 /// An incremental, reusable parser for one kind of document.
 ///
-/// Feed the document in chunks of any size (split anywhere); call finish()
-/// after the last chunk. reset() prepares it for the next document and keeps
-/// the underlying expat parser (cheaper than a new one per document).
+/// Feed the document in chunks of any size (split anywhere) and call
+/// finish() after the last chunk, or hand it over whole to parse(). reset()
+/// prepares it for the next document and keeps the buffers and the
+/// underlying expat parser (cheaper than a new one per document).
 class parser {
  public:
   explicit parser(document_type type, limits lim = {});
@@ -66,6 +67,15 @@ class parser {
 
   /// Ends the document. Returns false if it is bad or incomplete.
   bool finish();
+
+  /// Reads a whole document: the same as feed(document) then finish(),
+  /// faster when the parser is fresh or reset (a document in one piece is
+  /// read directly, and by expat only if it is unusual or bad).
+  bool parse(std::string_view document);
+
+  /// Whether the last parse() read its document directly, without expat
+  /// (for tests and benchmarks: the verdict is the same either way).
+  [[nodiscard]] bool read_directly() const noexcept;
 
   /// After a successful finish() on a call document: the call. Throws
   /// std::logic_error otherwise.

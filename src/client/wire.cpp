@@ -159,7 +159,7 @@ call_result interpret_response(int status, std::string_view reason,
   if (auto e = check_http(status, reason, content_encoding, body, max_body_bytes, scratch))
     return std::move(*e);
   parser.reset();
-  if (!parser.feed(body) || !parser.finish())
+  if (!parser.parse(body))
     return transport_error(why::bad_response, "the response is not an XML-RPC methodResponse: " +
                                                   parser.error().message);
   auto& response = parser.response();

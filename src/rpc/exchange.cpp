@@ -90,7 +90,7 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
     parsers_ = own_parsers_.get();
   }
   auto xml = parsers_->take();
-  if (!xml->feed(document) || !xml->finish()) {
+  if (!xml->parse(document)) {
     const auto& err = xml->error();
     xmlrpc::write_fault(body_, err.code, err.message);
     parsers_->give(std::move(xml), document.size());

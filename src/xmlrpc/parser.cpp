@@ -1,4 +1,15 @@
-// The XML-RPC parser: an expat push parser driving a small state machine.
+// The XML-RPC parser: a small state machine over the document's elements,
+// driven by one of two readers of the XML.
+//
+// - A whole document (parser::parse) is first read by a direct scanner of a
+//   strict subset of XML: UTF-8, an optional XML declaration, the grammar's
+//   own elements without attributes, text with the predefined entities and
+//   character references. It gives up on anything else (a comment, a CDATA
+//   section, a namespace declaration, an error of any kind), and the
+//   document is then read again from the start by expat, whose verdict and
+//   error stand. So the scanner only has to be right about what it accepts:
+//   the same events, in the same order, that expat would report.
+// - Chunks (feed/finish) go to an expat push parser.
 //
 // Each open element is a frame on an explicit stack; frames of <value>,
 // <array>, <data>, <struct> and <member> point at the value being built, so
@@ -222,7 +233,11 @@ struct parser::impl {
   std::size_t bytes_seen = 0;
   bool failed = false;
   bool finished = false;
+  bool expat_used = false;  // expat has read part of a document since its reset
+  bool in_expat = false;    // inside XML_Parse (a failure stops it)
+  bool direct = false;      // the document was read by the scanner
   parse_error error;
+  std::string decoded;  // a run of text with its references replaced (the scanner)
 
   method_call call;   // document_type::call
   value result;       // <params><param><value> of a response
@@ -251,15 +266,19 @@ struct parser::impl {
   }
 
   void reset() {
-    if (!XML_ParserReset(xp, nullptr)) throw std::bad_alloc();
-    install();
+    if (expat_used) {
+      if (!XML_ParserReset(xp, nullptr)) throw std::bad_alloc();
+      install();
+      expat_used = false;
+    }
     stack.clear();
     if (text.capacity() > (std::size_t{1} << 20))
       std::string().swap(text);  // don't pin a huge buffer
     text.clear();
     elements = depth = bytes_seen = 0;
-    failed = finished = false;
+    failed = finished = direct = false;
     error = {};
+    if (decoded.capacity() > (std::size_t{1} << 20)) std::string().swap(decoded);
     call.method.clear();
     call.params.clear();
     result = nil;
@@ -271,7 +290,7 @@ struct parser::impl {
     if (failed) return;
     failed = true;
     error = {code, std::move(message)};
-    XML_StopParser(xp, XML_FALSE);
+    if (in_expat) XML_StopParser(xp, XML_FALSE);
   }
   void invalid(std::string message) { fail(fault_code::invalid_request, std::move(message)); }
 
@@ -302,6 +321,13 @@ struct parser::impl {
   }
 
   bool parse(const char* data, std::size_t size, bool final) {
+    expat_used = in_expat = true;
+    const bool ok = expat_parse(data, size, final);
+    in_expat = false;
+    return ok;
+  }
+
+  bool expat_parse(const char* data, std::size_t size, bool final) {
     while (size > static_cast<std::size_t>(INT_MAX)) {
       if (XML_Parse(xp, data, INT_MAX, XML_FALSE) != XML_STATUS_OK) return fail_from_expat();
       data += INT_MAX;
@@ -329,7 +355,7 @@ struct parser::impl {
       m.failed = true;
       m.error.code = fault_code::internal_error;
       m.error.message.assign("out of memory");  // fits the small-string buffer: no allocation
-      XML_StopParser(m.xp, XML_FALSE);
+      if (m.in_expat) XML_StopParser(m.xp, XML_FALSE);
     }
   }
 
@@ -337,7 +363,7 @@ struct parser::impl {
     guarded(self, [&](impl& m) { m.start(n, atts); });
   }
   static void XMLCALL on_end(void* self, const XML_Char*) {
-    guarded(self, [](impl& m) { m.end(); });
+    guarded(self, [](impl& m) { m.end_element(); });
   }
   static void XMLCALL on_text(void* self, const XML_Char* s, int len) {
     guarded(self,
@@ -404,7 +430,11 @@ struct parser::impl {
       const std::string_view a(*atts);
       if (a != "xmlns" && !a.starts_with("xmlns:")) return invalid("attributes are not allowed");
     }
+    open(t);
+  }
 
+  // A start tag of element `t` (counted, known, its attributes allowed).
+  void open(tag t) {
     if (stack.empty()) {
       const tag root = type == document_type::call ? tag::method_call : tag::method_response;
       if (t != root) return invalid("the root element must be " + in(root));
@@ -503,7 +533,7 @@ struct parser::impl {
     stack.push_back({t, 0, target});
   }
 
-  void end() {
+  void end_element() {
     if (failed) return;
     const frame f = stack.back();
     stack.pop_back();
@@ -647,6 +677,273 @@ struct parser::impl {
     }
     response.emplace<fault>(code->as<std::int32_t>(), message->as<std::string>());
   }
+
+  // --- the scanner (see the top of this file) ------------------------------
+  //
+  // Each step returns false to give up: on anything outside its subset, on
+  // anything not well-formed, and on the grammar's own errors (expat then
+  // reports those too, at the same element, with its line number).
+
+  // Reads the whole document; true if it was accepted, with `call` or
+  // `response` set as expat's events would have set them.
+  bool scan(std::string_view doc) {
+    const char* p = doc.data();
+    const char* const end = p + doc.size();
+    if (doc.starts_with("<?xml") && !scan_xml_decl(p, end)) return false;
+    skip_space(p, end);
+    if (p == end || *p != '<') return false;
+    for (;;) {
+      ++p;  // past '<'
+      if (p == end) return false;
+      if (*p == '/') {
+        if (!scan_end_tag(++p, end)) return false;
+      } else if (!scan_start_tag(p, end)) {
+        return false;
+      }
+      if (stack.empty()) break;  // the root element is closed
+      const auto* lt =
+          static_cast<const char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p)));
+      if (lt == nullptr) return false;
+      if (lt != p && !scan_text(p, lt)) return false;
+      p = lt;
+    }
+    skip_space(p, end);
+    return p == end;
+  }
+
+  static void skip_space(const char*& p, const char* end) noexcept {
+    while (p != end && is_space(*p)) ++p;
+  }
+
+  static bool skip(const char*& p, const char* end, std::string_view word) noexcept {
+    if (static_cast<std::size_t>(end - p) < word.size() ||
+        std::memcmp(p, word.data(), word.size()) != 0)
+      return false;
+    p += word.size();
+    return true;
+  }
+
+  // `S? '=' S? quote`, then the value up to the same quote: false unless
+  // it is there.
+  static bool scan_attribute_value(const char*& p, const char* end, std::string_view& out) {
+    skip_space(p, end);
+    if (!skip(p, end, "=")) return false;
+    skip_space(p, end);
+    if (p == end || (*p != '"' && *p != '\'')) return false;
+    const char quote = *p++;
+    const char* start = p;
+    while (p != end && *p != quote) {
+      if (*p == '<' || *p == '&') return false;
+      ++p;
+    }
+    if (p == end) return false;
+    out = std::string_view(start, static_cast<std::size_t>(p - start));
+    ++p;
+    return true;
+  }
+
+  // `<?xml version="1.0" [encoding="UTF-8"] [standalone="yes|no"] ?>`.
+  // Any other encoding (US-ASCII included: its documents must hold no byte
+  // over 127, which this scanner does not check) is left to expat.
+  bool scan_xml_decl(const char*& p, const char* end) {
+    p += 5;  // "<?xml"
+    const char* before = p;
+    skip_space(p, end);
+    if (p == before || !skip(p, end, "version")) return false;
+    std::string_view v;
+    if (!scan_attribute_value(p, end, v) || v != "1.0") return false;
+    before = p;
+    skip_space(p, end);
+    if (p != before && skip(p, end, "encoding")) {
+      if (!scan_attribute_value(p, end, v) || v.size() != 5) return false;
+      for (std::size_t i = 0; i < 5; ++i) {
+        char c = v[i];
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        if (c != "UTF-8"[i]) return false;
+      }
+      before = p;
+      skip_space(p, end);
+    }
+    if (p != before && skip(p, end, "standalone")) {
+      if (!scan_attribute_value(p, end, v) || (v != "yes" && v != "no")) return false;
+      skip_space(p, end);
+    }
+    return skip(p, end, "?>");
+  }
+
+  static constexpr bool is_name_char(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == ':' || c == '-' || c == '_';
+  }
+
+  // After '<': a start tag or an empty-element tag, without attributes.
+  bool scan_start_tag(const char*& p, const char* end) {
+    const char* name = p;
+    while (p != end && is_name_char(*p)) ++p;
+    const tag t = identify(std::string_view(name, static_cast<std::size_t>(p - name)));
+    if (t == tag::unknown) return false;
+    skip_space(p, end);
+    bool empty = false;
+    if (p != end && *p == '/') {
+      empty = true;
+      ++p;
+    }
+    if (p == end || *p != '>') return false;
+    ++p;
+    if (++elements > lim.max_elements) return false;
+    open(t);
+    if (failed) return false;
+    if (empty) {
+      end_element();
+      if (failed) return false;
+    }
+    return true;
+  }
+
+  // After "</": the end tag of the open element.
+  bool scan_end_tag(const char*& p, const char* end) {
+    if (stack.empty() || !skip(p, end, tag_name(stack.back().t))) return false;
+    skip_space(p, end);
+    if (p == end || *p != '>') return false;
+    ++p;
+    end_element();
+    return !failed;
+  }
+
+  // Text, [from, to): handed on as expat would, with references replaced
+  // and line ends normalized (CR LF and CR to LF). Gives up on a byte XML
+  // does not allow, bad UTF-8, "]]>", and any other reference.
+  bool scan_text(const char* from, const char* to) {
+    const char* p = from;
+    while (p != to && plain(*p)) ++p;
+    if (p == to) {
+      characters(std::string_view(from, static_cast<std::size_t>(to - from)));
+      return !failed;
+    }
+    decoded.assign(from, p);
+    while (p != to) {
+      const char* run = p;
+      while (p != to && plain(*p)) ++p;
+      decoded.append(run, p);
+      if (p == to) break;
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '&') {
+        if (!scan_reference(p, to)) return false;
+      } else if (c == '\r') {
+        decoded += '\n';
+        ++p;
+        if (p != to && *p == '\n') ++p;
+      } else if (c == ']') {
+        if (to - p >= 3 && p[1] == ']' && p[2] == '>') return false;
+        decoded += ']';
+        ++p;
+      } else if (c >= 0x80) {
+        const std::size_t n = utf8_length(p, to);
+        if (n == 0) return false;
+        decoded.append(p, n);
+        p += n;
+      } else {
+        return false;  // a control character
+      }
+    }
+    characters(decoded);
+    return !failed;
+  }
+
+  // Bytes of text that stand for themselves.
+  static constexpr bool plain(char ch) noexcept {
+    const auto c = static_cast<unsigned char>(ch);
+    return c >= 0x20 ? c < 0x80 && c != '&' && c != ']' : c == '\t' || c == '\n';
+  }
+
+  // The length of the UTF-8 sequence at p (of a character XML allows), or 0.
+  static std::size_t utf8_length(const char* p, const char* to) noexcept {
+    const auto at = [p](std::size_t i) { return static_cast<unsigned char>(p[i]); };
+    const auto tail = [&](std::size_t i) { return (at(i) & 0xC0) == 0x80; };
+    const std::size_t room = static_cast<std::size_t>(to - p);
+    const unsigned char b = at(0);
+    if (b >= 0xC2 && b <= 0xDF) return room >= 2 && tail(1) ? 2 : 0;
+    if (b >= 0xE0 && b <= 0xEF) {
+      if (room < 3 || !tail(1) || !tail(2)) return 0;
+      if (b == 0xE0 && at(1) < 0xA0) return 0;                   // overlong
+      if (b == 0xED && at(1) > 0x9F) return 0;                   // a surrogate
+      if (b == 0xEF && at(1) == 0xBF && at(2) > 0xBD) return 0;  // U+FFFE, U+FFFF
+      return 3;
+    }
+    if (b >= 0xF0 && b <= 0xF4) {
+      if (room < 4 || !tail(1) || !tail(2) || !tail(3)) return 0;
+      if (b == 0xF0 && at(1) < 0x90) return 0;  // overlong
+      if (b == 0xF4 && at(1) > 0x8F) return 0;  // past U+10FFFF
+      return 4;
+    }
+    return 0;
+  }
+
+  // At '&': one of the five predefined entities or a character reference,
+  // appended to `decoded`.
+  bool scan_reference(const char*& p, const char* to) {
+    const auto* semi =
+        static_cast<const char*>(std::memchr(p, ';', std::min<std::size_t>(to - p, 12)));
+    if (semi == nullptr) return false;
+    const std::string_view ref(p + 1, static_cast<std::size_t>(semi - p - 1));
+    p = semi + 1;
+    if (ref == "lt") {
+      decoded += '<';
+    } else if (ref == "gt") {
+      decoded += '>';
+    } else if (ref == "amp") {
+      decoded += '&';
+    } else if (ref == "quot") {
+      decoded += '"';
+    } else if (ref == "apos") {
+      decoded += '\'';
+    } else {
+      return scan_character_reference(ref);
+    }
+    return true;
+  }
+
+  // "#123" or "#x7B": a character XML allows, appended as UTF-8.
+  bool scan_character_reference(std::string_view ref) {
+    if (ref.size() < 2 || ref[0] != '#') return false;
+    const bool hex = ref[1] == 'x';
+    const std::string_view digits = ref.substr(hex ? 2 : 1);
+    if (digits.empty() || digits.size() > 8) return false;
+    std::uint32_t c = 0;
+    for (char d : digits) {
+      std::uint32_t n = 0;
+      if (d >= '0' && d <= '9') {
+        n = static_cast<std::uint32_t>(d - '0');
+      } else if (hex && d >= 'a' && d <= 'f') {
+        n = static_cast<std::uint32_t>(d - 'a' + 10);
+      } else if (hex && d >= 'A' && d <= 'F') {
+        n = static_cast<std::uint32_t>(d - 'A' + 10);
+      } else {
+        return false;
+      }
+      c = c * (hex ? 16 : 10) + n;
+    }
+    const bool allowed = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+                         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+    if (!allowed) return false;
+    const auto byte = [](std::uint32_t b) { return static_cast<char>(b); };
+    if (c < 0x80) {
+      decoded += byte(c);
+    } else if (c < 0x800) {
+      decoded += byte(0xC0 | (c >> 6));
+      decoded += byte(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      decoded += byte(0xE0 | (c >> 12));
+      decoded += byte(0x80 | ((c >> 6) & 0x3F));
+      decoded += byte(0x80 | (c & 0x3F));
+    } else {
+      decoded += byte(0xF0 | (c >> 18));
+      decoded += byte(0x80 | ((c >> 12) & 0x3F));
+      decoded += byte(0x80 | ((c >> 6) & 0x3F));
+      decoded += byte(0x80 | (c & 0x3F));
+    }
+    return true;
+  }
 };
 
 parser::parser(document_type type, limits lim) : impl_(std::make_unique<impl>(type, lim)) {}
@@ -664,6 +961,23 @@ bool parser::feed(std::string_view chunk) {
   }
   if (!m.check_leading_bytes(chunk)) return false;
   return m.parse(chunk.data(), chunk.size(), false);
+}
+
+bool parser::parse(std::string_view document) {
+  impl& m = *impl_;
+  if (!m.failed && !m.finished && !m.expat_used && m.elements == 0) {
+    bool accepted = false;
+    try {
+      accepted = m.scan(document);
+    } catch (const std::bad_alloc&) {  // expat's run below says what it says
+    }
+    if (accepted) {
+      m.finished = m.direct = true;
+      return true;
+    }
+    m.reset();  // (expat is untouched: only the grammar's state)
+  }
+  return feed(document) && finish();
 }
 
 bool parser::finish() {
@@ -692,6 +1006,8 @@ outcome& parser::response() {
 
 const parse_error& parser::error() const { return impl_->error; }
 
+bool parser::read_directly() const noexcept { return impl_->direct; }
+
 void parser::reset() { impl_->reset(); }
 
 namespace {
@@ -719,13 +1035,13 @@ parser& thread_parser(document_type type, const limits& lim) {
 
 std::variant<method_call, parse_error> parse_call(std::string_view document, const limits& lim) {
   parser& p = thread_parser(document_type::call, lim);
-  if (!p.feed(document) || !p.finish()) return p.error();
+  if (!p.parse(document)) return p.error();
   return std::move(p.call());
 }
 
 std::variant<outcome, parse_error> parse_response(std::string_view document, const limits& lim) {
   parser& p = thread_parser(document_type::response, lim);
-  if (!p.feed(document) || !p.finish()) return p.error();
+  if (!p.parse(document)) return p.error();
   return std::move(p.response());
 }
 

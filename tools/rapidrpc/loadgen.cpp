@@ -554,7 +554,7 @@ std::optional<outcome> connection::parse_answer(std::string_view body, clock::ti
     return std::move(answer.outcome);
   }
   xml_.reset();
-  if (!xml_.feed(body) || !xml_.finish()) {
+  if (!xml_.parse(body)) {
     ++w_.errors.bad_response;
     w_.record_error(now, "bad XML-RPC response: " + xml_.error().message);
     return std::nullopt;

@@ -612,6 +612,122 @@ TEST(XmlrpcParser, LongStringsArriveIntact) {
   EXPECT_EQ(std::get<method_call>(r2).params, array{"short"});
 }
 
+// --- parse(): the direct scanner and its way back to expat -----------------
+
+// Whether parse() read `doc` without expat, after checking that its outcome
+// is the one every way of feeding expat gives.
+bool read_directly(document_type type, const std::string& doc) {
+  const std::string expected = parse_every_way(type, doc);
+  parser p(type);
+  const bool ok = p.parse(doc);
+  EXPECT_EQ(test::outcome(type, p, ok), expected);
+  return p.read_directly();
+}
+
+TEST(XmlrpcDirectScanner, ReadsTheDocumentsClientsSend) {
+  const std::vector<std::string> calls = {
+      "<?xml version=\"1.0\"?><methodCall><methodName>sample.add</methodName><params><param>"
+      "<value><i4>3</i4></value></param><param><value><i4>5</i4></value></param></params>"
+      "</methodCall>",
+      "<?xml version='1.0' encoding='utf-8' standalone = \"yes\" ?>\r\n<methodCall>\r\n"
+      "<methodName>m</methodName>\r\n<params/>\r\n</methodCall>\r\n",
+      "\n  <methodCall><methodName>m</methodName></methodCall>\n",
+      call_with("<value>a &lt;b&gt; &amp; &quot;c&quot; &apos;d&apos; ]] ]&gt;</value>"),
+      call_with("<value>&#65;&#x42;&#x00063;&#233;&#x20AC;&#x1F600;&#13;&#9;</value>"),
+      call_with("<value>line\r\nnext\rlast\n</value>"),
+      call_with("<value>caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xef\xbf\xbd \xc2\x80</value>"),
+      call_with("<value><struct><member><name>k &amp; v</name><value><array><data>"
+                "<value><int>-7</int></value><value><boolean>1</boolean></value>"
+                "<value><double>-2.5e3</double></value><value><nil/></value>"
+                "<value><ex:i8>9007199254740993</ex:i8></value>"
+                "<value><dateTime.iso8601>20240229T23:59:59</dateTime.iso8601></value>"
+                "<value><base64>aGVsbG8=</base64></value><value/><value><string/></value>"
+                "</data></array></value></member></struct></value>"),
+      call_with("<value  ><string >x</string\n></value\t>"),
+      "<methodCall><methodName>m</methodName ></methodCall >",
+  };
+  for (const auto& doc : calls) {
+    SCOPED_TRACE(doc);
+    EXPECT_TRUE(read_directly(call_doc, doc));
+  }
+  EXPECT_TRUE(read_directly(response_doc, response_with("<params><param><value>ok</value>"
+                                                        "</param></params>")));
+  EXPECT_TRUE(read_directly(
+      response_doc, fault_with(member("faultCode", "<int>4</int>") + member("faultString", "no"))));
+}
+
+TEST(XmlrpcDirectScanner, LeavesAnythingElseToExpat) {
+  const std::vector<std::string> calls = {
+      // Well-formed, outside the scanner's subset: expat reads them.
+      "\xef\xbb\xbf<methodCall><methodName>m</methodName></methodCall>",
+      "<?xml version=\"1.0\" encoding=\"US-ASCII\"?><methodCall><methodName>m</methodName>"
+      "</methodCall>",
+      "<?xml version=\"1.0\"?><!-- hi --><methodCall><methodName>m</methodName></methodCall>",
+      "<?xml version=\"1.0\"?><?pi x?><methodCall><methodName>m</methodName></methodCall>",
+      call_with("<value><![CDATA[<x>]]></value>"),
+      call_with("<value xmlns:ex=\"http://ws.apache.org/xmlrpc/namespaces/extensions\">"
+                "<ex:nil/></value>"),
+      call_with("<value>&#0000000065;</value>"),
+      // Not well-formed, or refused: expat's error stands.
+      "",
+      " ",
+      "<?xml version=\"1.1\"?><methodCall><methodName>m</methodName></methodCall>",
+      "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><methodCall/>",
+      " <?xml version=\"1.0\"?><methodCall><methodName>m</methodName></methodCall>",
+      "<?xml version=\"1.0\"?><!DOCTYPE methodCall><methodCall/>",
+      "</methodCall>",
+      "<methodCall><methodName>m</methodName></methodCall><methodCall/>",
+      "<methodCall><methodName>m</methodName></methodCall>x",
+      "<methodCall><methodName>m</methodName>",
+      "<methodCall><methodName>m</methodName></methodCall",
+      "<methodCall><methodName>m</methodname></methodCall>",
+      "<methodCall><methodName>m</methodName/></methodCall>",
+      "< methodCall><methodName>m</methodName></methodCall>",
+      "<methodCall><methodName>m</methodName><params/ ></methodCall>",
+      "<methodCall><methodName a='1'>m</methodName></methodCall>",
+      "<methodCall><methodNamex>m</methodNamex></methodCall>",
+      call_with("<value>]]></value>"),
+      call_with("<value>&nbsp;</value>"),
+      call_with("<value>&#x;</value>"),
+      call_with("<value>&#X41;</value>"),
+      call_with("<value>&#xD800;</value>"),
+      call_with("<value>&#1114112;</value>"),
+      call_with("<value>&amp</value>"),
+      call_with("<value>\xc0\xaf</value>"),
+      call_with("<value>\xed\xa0\x80</value>"),
+      call_with("<value>\xef\xbf\xbe</value>"),
+      call_with("<value>\xf4\x90\x80\x80</value>"),
+      call_with("<value>\xe2\x82</value>"),
+      call_with("<value>a\x01</value>"),
+      call_with(std::string("<value>a\0b</value>", 18)),
+      call_with("<value><int>x</int></value>"),
+      call_with("<value><bogus/></value>"),
+  };
+  for (const auto& doc : calls) {
+    SCOPED_TRACE(doc);
+    EXPECT_FALSE(read_directly(call_doc, doc));
+  }
+}
+
+TEST(XmlrpcDirectScanner, GivesUpAtTheLimitsAndExpatSaysWhy) {
+  limits lim;
+  lim.max_elements = 5;
+  const std::string doc = call_with("<value><int>1</int></value>");  // 6 elements
+  parser p(call_doc, lim);
+  EXPECT_FALSE(p.parse(doc));
+  EXPECT_FALSE(p.read_directly());
+  EXPECT_EQ(p.error().message, "more than 5 XML elements");
+  p.reset();
+  EXPECT_TRUE(p.parse("<methodCall><methodName>m</methodName></methodCall>"));
+  EXPECT_TRUE(p.read_directly());
+  // Once fed, a parser's document goes on through expat.
+  p.reset();
+  EXPECT_TRUE(p.feed("<methodCall><methodName>m</meth"));
+  EXPECT_TRUE(p.parse("odName></methodCall>"));
+  EXPECT_FALSE(p.read_directly());
+  EXPECT_EQ(p.call().method, "m");
+}
+
 TEST(XmlrpcParseFunctions, ParseWholeDocumentsAndHonourLimits) {
   const auto call = parse_call(typed("int", "3"));
   ASSERT_TRUE(std::holds_alternative<method_call>(call));

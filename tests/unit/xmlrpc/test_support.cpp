@@ -77,8 +77,15 @@ std::string parse_whole(document_type type, std::string_view doc, const limits& 
   return parse_with_cuts(type, doc, {}, lim);
 }
 
+std::string parse_direct(document_type type, std::string_view doc, const limits& lim) {
+  parser p(type, lim);
+  const bool ok = p.parse(doc);
+  return outcome(type, p, ok);
+}
+
 std::string parse_every_way(document_type type, std::string_view doc, const limits& lim) {
   std::string whole = parse_whole(type, doc, lim);
+  EXPECT_EQ(parse_direct(type, doc, lim), whole) << "read by parse()";
   for (std::size_t cut = 0; cut <= doc.size(); ++cut) {
     EXPECT_EQ(parse_with_cuts(type, doc, {cut}, lim), whole) << "split at byte " << cut;
   }

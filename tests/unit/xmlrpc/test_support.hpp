@@ -34,9 +34,13 @@ std::string parse_bytewise(document_type type, std::string_view doc, const limit
 /// The same, the whole document in one feed().
 std::string parse_whole(document_type type, std::string_view doc, const limits& lim = {});
 
-/// Parses `doc` whole, cut once at every offset, and byte by byte, and
-/// returns the whole-document outcome; records a test failure for every way
-/// of feeding that gives a different outcome.
+/// The same, read by parse() (the direct scanner, then expat if it gives
+/// up) rather than fed.
+std::string parse_direct(document_type type, std::string_view doc, const limits& lim = {});
+
+/// Parses `doc` whole, cut once at every offset, byte by byte, and with
+/// parse(), and returns the whole-document outcome; records a test failure
+/// for every way of reading that gives a different outcome.
 std::string parse_every_way(document_type type, std::string_view doc, const limits& lim = {});
 
 /// The contents of a file (binary), or a test failure.
