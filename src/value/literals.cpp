@@ -144,41 +144,72 @@ bool parse_date_time(std::string_view text, date_time& out) noexcept {
 }
 
 bool decode_base64(std::string_view text, std::vector<std::uint8_t>& out) {
-  out.reserve(out.size() + text.size() / 4 * 3);
+  // Written in place (at most 3 bytes per 4 characters), then trimmed.
+  const std::size_t old = out.size();
+  out.resize(old + text.size() / 4 * 3 + 3);
+  std::uint8_t* o = out.data() + old;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = p + text.size();
+
   std::uint32_t group = 0;  // sextets of the current group of four
   int count = 0;            // characters of the current group seen, '=' included
   int padding = 0;          // '=' seen in the current group
   bool ended = false;       // a padded group closed the data
-  for (char c : text) {
-    if (is_base64_space(c)) continue;
-    if (ended) return false;
-    if (c == '=') {
-      if (count < 2) return false;  // "=" may only fill the last one or two places
+  const auto done = [&](bool ok) {
+    out.resize(static_cast<std::size_t>(o - out.data()));
+    return ok;
+  };
+  while (p != end) {
+    // Whole groups of four data characters, the bulk of any text: decoded
+    // four at a time. Anything else (a line break, '=', a bad byte) goes
+    // one character at a time below.
+    if (count == 0) {
+      while (end - p >= 4) {
+        const std::uint32_t a = base64_sextets[p[0]];
+        const std::uint32_t b = base64_sextets[p[1]];
+        const std::uint32_t c = base64_sextets[p[2]];
+        const std::uint32_t d = base64_sextets[p[3]];
+        if (((a | b | c | d) & 0x80) != 0) break;  // not_base64 among them
+        if (ended) return done(false);
+        const std::uint32_t g = (a << 18) | (b << 12) | (c << 6) | d;
+        o[0] = static_cast<std::uint8_t>(g >> 16);
+        o[1] = static_cast<std::uint8_t>(g >> 8);
+        o[2] = static_cast<std::uint8_t>(g);
+        o += 3;
+        p += 4;
+      }
+      if (p == end) break;
+    }
+    const char ch = static_cast<char>(*p++);
+    if (is_base64_space(ch)) continue;
+    if (ended) return done(false);
+    if (ch == '=') {
+      if (count < 2) return done(false);  // "=" may only fill the last one or two places
       ++padding;
       if (++count < 4) continue;
       if (padding == 2) {  // two data characters: one byte, 4 unused bits
-        if (group & 0xF) return false;
-        out.push_back(static_cast<std::uint8_t>(group >> 4));
+        if ((group & 0xF) != 0) return done(false);
+        *o++ = static_cast<std::uint8_t>(group >> 4);
       } else {  // three data characters: two bytes, 2 unused bits
-        if (group & 0x3) return false;
-        out.push_back(static_cast<std::uint8_t>(group >> 10));
-        out.push_back(static_cast<std::uint8_t>(group >> 2));
+        if ((group & 0x3) != 0) return done(false);
+        *o++ = static_cast<std::uint8_t>(group >> 10);
+        *o++ = static_cast<std::uint8_t>(group >> 2);
       }
       ended = true;
       continue;
     }
-    const std::uint8_t sextet = base64_sextets[static_cast<unsigned char>(c)];
-    if (sextet == not_base64 || padding != 0) return false;
+    const std::uint8_t sextet = base64_sextets[static_cast<unsigned char>(ch)];
+    if (sextet == not_base64 || padding != 0) return done(false);
     group = (group << 6) | sextet;
     if (++count == 4) {
-      out.push_back(static_cast<std::uint8_t>(group >> 16));
-      out.push_back(static_cast<std::uint8_t>(group >> 8));
-      out.push_back(static_cast<std::uint8_t>(group));
+      *o++ = static_cast<std::uint8_t>(group >> 16);
+      *o++ = static_cast<std::uint8_t>(group >> 8);
+      *o++ = static_cast<std::uint8_t>(group);
       group = 0;
       count = 0;
     }
   }
-  return ended || count == 0;
+  return done(ended || count == 0);
 }
 
 void append_base64(std::string& out, std::span<const std::uint8_t> data) {

@@ -814,8 +814,7 @@ struct parser::impl {
   // and line ends normalized (CR LF and CR to LF). Gives up on a byte XML
   // does not allow, bad UTF-8, "]]>", and any other reference.
   bool scan_text(const char* from, const char* to) {
-    const char* p = from;
-    while (p != to && plain(*p)) ++p;
+    const char* p = skip_plain(from, to);
     if (p == to) {
       characters(std::string_view(from, static_cast<std::size_t>(to - from)));
       return !failed;
@@ -823,7 +822,7 @@ struct parser::impl {
     decoded.assign(from, p);
     while (p != to) {
       const char* run = p;
-      while (p != to && plain(*p)) ++p;
+      p = skip_plain(p, to);
       decoded.append(run, p);
       if (p == to) break;
       const auto c = static_cast<unsigned char>(*p);
@@ -848,6 +847,26 @@ struct parser::impl {
     }
     characters(decoded);
     return !failed;
+  }
+
+  // The first byte in [p, to) that is not plain(), or `to`: eight bytes at
+  // a time while they are all plain (long strings and base64 are).
+  static const char* skip_plain(const char* p, const char* to) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101U;
+    constexpr std::uint64_t highs = 0x8080808080808080U;
+    // Whether a byte of x is zero (exact when no byte has its high bit set).
+    const auto has_zero = [](std::uint64_t x) { return ((x - ones) & ~x & highs) != 0; };
+    while (to - p >= 8) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, p, 8);
+      if ((w & highs) != 0) break;                    // non-ASCII
+      if ((((w - 0x20 * ones) & ~w & highs) != 0) ||  // a byte < 0x20
+          has_zero(w ^ ('&' * ones)) || has_zero(w ^ (']' * ones)))
+        break;
+      p += 8;
+    }
+    while (p != to && plain(*p)) ++p;
+    return p;
   }
 
   // Bytes of text that stand for themselves.

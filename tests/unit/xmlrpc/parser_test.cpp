@@ -709,6 +709,22 @@ TEST(XmlrpcDirectScanner, LeavesAnythingElseToExpat) {
   }
 }
 
+// Text is checked eight bytes at a time: whatever is special in it must be
+// seen at any place in a word, and in the bytes after the last whole word.
+TEST(XmlrpcDirectScanner, SeesSpecialBytesAtEveryOffset) {
+  const std::vector<std::string> specials = {
+      "\x01",      "\x7f", "\t",  "\n",       "\r",   "\r\n",         "&amp;",
+      "&#x1F600;", "]",    "]]>", "\xc3\xa9", "\xff", "\xed\xa0\x80", std::string(1, '\0')};
+  for (const std::string& special : specials) {
+    for (std::size_t at = 0; at <= 19; ++at) {
+      std::string text(19, 'x');
+      text.insert(at, special);
+      SCOPED_TRACE("special " + ::testing::PrintToString(special) + " at " + std::to_string(at));
+      read_directly(call_doc, call_with("<value>" + text + "</value>"));
+    }
+  }
+}
+
 TEST(XmlrpcDirectScanner, GivesUpAtTheLimitsAndExpatSaysWhy) {
   limits lim;
   lim.max_elements = 5;
