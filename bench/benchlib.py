@@ -64,14 +64,15 @@ def default_rapidrpc():
 
 def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=None,
                    requests=None, keep_alive=True, timeout=10.0, expect=None,
-                   protocol="xmlrpc", in_flight=None):
+                   protocol="xmlrpc", in_flight=None, rate=None):
     """Runs `rapidrpc bench --json` (for `seconds`, or `requests` calls) and
     returns its JSON summary plus "cmd".  `params` are rapidrpc literals
     ("i/3"); `expect` is the expected result as JSON text (default: the
     warm-up call's answer); `protocol` is "xmlrpc" or "jsonrpc"; `in_flight`
     is the calls kept in flight on each connection (--in-flight, for
-    transports that have more than one at once).  Raises BenchError if it
-    could not run."""
+    transports that have more than one at once); `rate` makes it an open
+    loop starting that many calls per second in all (--rate).  Raises
+    BenchError if it could not run."""
     cmd = [binary, "bench", "--json", "-t", str(threads), "-c", str(connections),
            "--timeout", "%g" % timeout]
     cmd += ["-n", str(requests)] if requests else ["-d", "%g" % seconds]
@@ -83,6 +84,8 @@ def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=
         cmd += ["--protocol", protocol]
     if in_flight is not None:
         cmd += ["--in-flight", str(in_flight)]
+    if rate:
+        cmd += ["--rate", "%g" % rate]
     cmd += [url, method, "--"] + list(params)
     limit = (seconds or 0) + (timeout if requests else 0) * max(1, requests or 0) + 60
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=min(limit, 3600))
@@ -103,8 +106,9 @@ WRK_SAMPLE_ADD = os.path.join(BENCH_DIR, "wrk", "sample_add.lua")
 def wrk_sample_add(url, connections, seconds, threads=1, timeout=5.0, wrk="wrk"):
     """Runs `wrk -tT -cC -dSs -s bench/wrk/sample_add.lua URL` (keep-alive,
     POST sample.add(3, 5), every answer checked for 8) and returns rps,
-    p50_us, p99_us, errors (their total), error_kinds and sample (the first
-    bad answer, if any).  Raises BenchError if it could not run."""
+    requests (answered), p50_us, p99_us, errors (their total), error_kinds
+    and sample (the first bad answer, if any).  Raises BenchError if it
+    could not run."""
     cmd = [wrk, "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds,
            "--timeout", "%gs" % timeout, "-s", WRK_SAMPLE_ADD, url]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
@@ -118,9 +122,9 @@ def wrk_sample_add(url, connections, seconds, threads=1, timeout=5.0, wrk="wrk")
     errors = {"bad answer": w["bad"], "connect": w["connect"], "read": w["read"],
               "write": w["write"], "timeout": w["timeout"]}
     sample = "\n".join(l for l in proc.stdout.splitlines() if l.startswith("bad responses"))
-    return {"rps": w["requests"] / (w["duration_us"] / 1e6), "p50_us": w["p50_us"],
-            "p99_us": w["p99_us"], "errors": sum(errors.values()), "error_kinds": errors,
-            "sample": sample}
+    return {"rps": w["requests"] / (w["duration_us"] / 1e6), "requests": w["requests"],
+            "p50_us": w["p50_us"], "p99_us": w["p99_us"], "errors": sum(errors.values()),
+            "error_kinds": errors, "sample": sample}
 
 
 def ab_post(url, body_file, concurrency, seconds=None, requests=None, ab="ab"):
