@@ -140,7 +140,8 @@ def ab_post(url, body_file, concurrency, seconds=None, requests=None, ab="ab"):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=(seconds or 600) + 60)
     rps = re.search(r"Requests per second:\s+([\d.]+)", proc.stdout)
     if proc.returncode != 0 or not rps:
-        raise BenchError("ab failed (status %d):\n%s%s" % (proc.returncode, proc.stdout, proc.stderr))
+        raise BenchError("ab failed (status %d):\n%s%s"
+                         % (proc.returncode, proc.stdout, proc.stderr))
 
     def count(label):
         m = re.search(r"%s:\s+(\d+)" % label, proc.stdout)
