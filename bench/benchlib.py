@@ -10,6 +10,7 @@ import json
 import http.client
 import os
 import platform
+import re
 import resource
 import shutil
 import signal
@@ -63,14 +64,15 @@ def default_rapidrpc():
 
 def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=None,
                    requests=None, keep_alive=True, timeout=10.0, expect=None,
-                   protocol="xmlrpc", in_flight=None):
+                   protocol="xmlrpc", in_flight=None, rate=None):
     """Runs `rapidrpc bench --json` (for `seconds`, or `requests` calls) and
     returns its JSON summary plus "cmd".  `params` are rapidrpc literals
     ("i/3"); `expect` is the expected result as JSON text (default: the
     warm-up call's answer); `protocol` is "xmlrpc" or "jsonrpc"; `in_flight`
     is the calls kept in flight on each connection (--in-flight, for
-    transports that have more than one at once).  Raises BenchError if it
-    could not run."""
+    transports that have more than one at once); `rate` makes it an open
+    loop starting that many calls per second in all (--rate).  Raises
+    BenchError if it could not run."""
     cmd = [binary, "bench", "--json", "-t", str(threads), "-c", str(connections),
            "--timeout", "%g" % timeout]
     cmd += ["-n", str(requests)] if requests else ["-d", "%g" % seconds]
@@ -82,6 +84,8 @@ def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=
         cmd += ["--protocol", protocol]
     if in_flight is not None:
         cmd += ["--in-flight", str(in_flight)]
+    if rate:
+        cmd += ["--rate", "%g" % rate]
     cmd += [url, method, "--"] + list(params)
     limit = (seconds or 0) + (timeout if requests else 0) * max(1, requests or 0) + 60
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=min(limit, 3600))
@@ -94,6 +98,69 @@ def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=
                             proc.stderr[-2000:])) from None
     r["cmd"] = cmd
     return r
+
+
+WRK_SAMPLE_ADD = os.path.join(BENCH_DIR, "wrk", "sample_add.lua")
+
+
+def wrk_sample_add(url, connections, seconds, threads=1, timeout=5.0, wrk="wrk"):
+    """Runs `wrk -tT -cC -dSs -s bench/wrk/sample_add.lua URL` (keep-alive,
+    POST sample.add(3, 5), every answer checked for 8) and returns rps,
+    requests (answered), p50_us, p99_us, errors (their total), error_kinds
+    and sample (the first bad answer, if any).  Raises BenchError if it
+    could not run."""
+    cmd = [wrk, "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds,
+           "--timeout", "%gs" % timeout, "-s", WRK_SAMPLE_ADD, url]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    m = re.search(r"^WRK_RESULT (.*)$", proc.stdout, re.M)
+    if proc.returncode != 0 or not m:
+        raise BenchError("wrk failed (status %d): %s\n%s%s" % (proc.returncode, " ".join(cmd),
+                                                             proc.stdout, proc.stderr))
+    w = {k: int(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+    # Every non-200 or wrong answer is in "bad" (the Lua response() hook sees
+    # all of them, wrk's own "status" count is a subset); add socket errors.
+    errors = {"bad answer": w["bad"], "connect": w["connect"], "read": w["read"],
+              "write": w["write"], "timeout": w["timeout"]}
+    sample = "\n".join(l for l in proc.stdout.splitlines() if l.startswith("bad responses"))
+    return {"rps": w["requests"] / (w["duration_us"] / 1e6), "requests": w["requests"],
+            "p50_us": w["p50_us"], "p99_us": w["p99_us"], "errors": sum(errors.values()),
+            "error_kinds": errors, "sample": sample}
+
+
+def ab_post(url, body_file, concurrency, seconds=None, requests=None, ab="ab"):
+    """Runs `ab -c C (-t S | -n N) -p BODY_FILE -T text/xml URL` (a new
+    connection per call: no -k) and returns rps, p50_us and p99_us (ab has
+    whole milliseconds), complete, failed, non2xx and errors (failed +
+    non-2xx).  Raises BenchError if it could not run."""
+    # -t before -n: -t alone caps the run at 50000 requests.
+    cmd = [ab, "-q", "-c", str(concurrency)]
+    cmd += ["-t", "%g" % seconds, "-n", "100000000"] if seconds else ["-n", str(requests)]
+    cmd += ["-p", body_file, "-T", "text/xml", url]
+    log("  $ " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=(seconds or 600) + 60)
+    rps = re.search(r"Requests per second:\s+([\d.]+)", proc.stdout)
+    if proc.returncode != 0 or not rps:
+        raise BenchError("ab failed (status %d):\n%s%s"
+                         % (proc.returncode, proc.stdout, proc.stderr))
+
+    def count(label):
+        m = re.search(r"%s:\s+(\d+)" % label, proc.stdout)
+        return int(m.group(1)) if m else 0
+
+    pct = dict(re.findall(r"^\s+(\d+)%\s+(\d+)", proc.stdout, re.M))
+    failed, non2xx = count("Failed requests"), count("Non-2xx responses")
+    return {"rps": float(rps.group(1)), "complete": count("Complete requests"),
+            "failed": failed, "non2xx": non2xx, "errors": failed + non2xx,
+            "p50_us": int(pct.get("50", 0)) * 1000, "p99_us": int(pct.get("99", 0)) * 1000}
+
+
+def fmt_latency(us):
+    """A latency in microseconds as the tables show it: us, ms or s."""
+    if us < 1000:
+        return "%.0f us" % us
+    if us < 1000000:
+        return "%.2f ms" % (us / 1e3)
+    return "%.2f s" % (us / 1e6)
 
 
 def build_abyss_server(workdir):
@@ -273,24 +340,31 @@ def machine_busy_ticks():
     return user + nice + system + steal
 
 
-def process_tree_ticks(pid):
-    """utime + stime of pid and its descendants (nginx's workers), in ticks;
-    0 for pid None (no server process: the benchmark serves itself)."""
-    total = 0
+def process_tree_cpu(pid):
+    """(utime, stime) of pid and its descendants (nginx's workers), in ticks:
+    user and system time apart; (0, 0) for pid None (no server process: the
+    benchmark serves itself)."""
+    user = system = 0
     if pid is None:
-        return total
+        return user, system
     todo = [pid]
     while todo:
         p = todo.pop()
         try:
             with open("/proc/%d/stat" % p) as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
+            user += int(fields[11])
+            system += int(fields[12])
             with open("/proc/%d/task/%d/children" % (p, p)) as f:
                 todo.extend(int(c) for c in f.read().split())
         except (OSError, ValueError, IndexError):
             pass
-    return total
+    return user, system
+
+
+def process_tree_ticks(pid):
+    """utime + stime of pid and its descendants, in ticks (process_tree_cpu)."""
+    return sum(process_tree_cpu(pid))
 
 
 def own_ticks():
@@ -315,17 +389,22 @@ class OtherLoad:
         self.pid = server_pid
         self.t0 = time.monotonic()
         self.busy0 = machine_busy_ticks()
-        self.server0 = process_tree_ticks(server_pid)
+        self.server_cpu0 = process_tree_cpu(server_pid)
         self.own0 = own_ticks()
 
     def stop(self):
         """Percent of the whole machine (all cores) used by other processes.
         Also sets server_seconds: the CPU time the server's process tree
-        used meanwhile (user + system, 1/CLOCK_TICKS resolution)."""
+        used meanwhile (user + system, 1/CLOCK_TICKS resolution), and
+        server_user_seconds and server_system_seconds, its two parts."""
         elapsed = time.monotonic() - self.t0
         busy = machine_busy_ticks() - self.busy0
-        server = process_tree_ticks(self.pid) - self.server0
+        user, system = (now - before for now, before in
+                        zip(process_tree_cpu(self.pid), self.server_cpu0))
+        server = user + system
         self.server_seconds = server / CLOCK_TICKS
+        self.server_user_seconds = user / CLOCK_TICKS
+        self.server_system_seconds = system / CLOCK_TICKS
         ours = server + (own_ticks() - self.own0)
         capacity = elapsed * CLOCK_TICKS * len(os.sched_getaffinity(0))
         return max(0.0, 100.0 * (busy - ours) / capacity) if capacity else 0.0
@@ -386,9 +465,12 @@ def command_line(script):
     return " ".join(["bench/" + script] + [shlex.quote(a) for a in sys.argv[1:]])
 
 
-def exit_status(errors, missed, report_only):
-    """0 all good; 1 errors (always), or a missed floor unless report_only."""
-    return 1 if errors or (missed and not report_only) else 0
+def exit_status(errors, missed, report_only, missed_status=1):
+    """0 all good; 1 errors (always); missed_status (1 unless the script says
+    otherwise) a missed floor, unless report_only."""
+    if errors:
+        return 1
+    return missed_status if missed and not report_only else 0
 
 
 def floors_lines(missed, report_only):
