@@ -50,8 +50,13 @@ int accept_one(const std::vector<int>& listeners, int stop_fd, int timeout_ms) {
 
 /// In a child: serves one connection to its end.
 void serve_connection(shared_state& shared, int fd) {
-  loop l(shared, shared.child_shard);
-  l.serve_here(fd);
+  {
+    loop l(shared, shared.child_shard);
+    l.serve_here(fd);
+  }
+  // What the connection held (its last reply, say) was freed with the
+  // loop, after the loop's own trim: a prefork worker lives on.
+  trim_heap();
 }
 
 bool reap_one(std::vector<int>& children, int pid) {

@@ -2,10 +2,12 @@
 
 #include "access/access.hpp"
 #include "access/access_log.hpp"
+#include "server/heap.hpp"
 
 #include <boost/asio/post.hpp>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <utility>
@@ -46,6 +48,7 @@ struct zmq_router::call final : rpc::reply_sink {
   // For the access log only.
   std::string peer_text;
   access_entry log_entry;
+  std::size_t request_bytes = 0;
 };
 
 zmq_router::zmq_router(settings s) : settings_(s), work_(net::make_work_guard(io_)) {
@@ -198,6 +201,7 @@ void zmq_router::handle(std::size_t frames) {
   }
   call& c = new_call(frames);
   c.peer.address = address;
+  c.request_bytes = body.size();
   stats_.received(body.size());
   if (settings_.access != nullptr && peer_address != nullptr &&
       !settings_.access->allowed(address)) {
@@ -248,6 +252,9 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
                                  r.fault, r.body.size()));
   free_calls_.push_back(&c);
   --in_flight_;
+  // What a large call's values took goes back to the system now (the
+  // daemon keeps freed memory in the heap otherwise: loop::large_buffer_freed).
+  if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trim_heap();
   if (draining_) return finish_if_drained();
   // A send may have taken the notification of a message that arrived; in a
   // pump, the pump looks again anyway.

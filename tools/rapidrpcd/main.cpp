@@ -94,12 +94,21 @@ std::string serving_shape(const rapidrpc::server_options& options) {
 int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   const auto& options = settings.server;
 
-  // Buffers of 1 MiB or more (large bodies, inflated gzip) are mapped and
-  // unmapped, so what a burst of large or hostile requests took goes back to
-  // the system. glibc's default raises this threshold to the largest block
-  // freed (up to 32 MiB) and then keeps up to twice that unused in each
-  // thread's arena: a few gzip bombs would leave ~40 MiB per loop thread.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // Large buffers (bodies, replies, inflated gzip, the values of a large
+  // call) come from the heap, not from mappings of their own, and freeing
+  // them gives nothing back at once: back-to-back large requests reuse the
+  // same pages instead of faulting in fresh ones (half the CPU of a large
+  // call went to that). Each loop gives the heap's free memory back to
+  // the system (malloc_trim) once no large buffer has been freed for 50 ms
+  // (loop::large_buffer_freed), so what a burst of large or hostile
+  // requests took still goes back. Fixed thresholds: glibc's default would
+  // move them with the largest block freed. One arena: malloc_trim gives
+  // back the free end (the top) of the main arena only, not of the arenas
+  // glibc makes for other threads; small blocks do not take its lock (each
+  // thread's tcache serves them).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_ARENA_MAX, 1);
 
   // Stop signals (and SIGHUP, which reloads) are taken by
   // sigwait() below; every thread the server starts inherits this mask, so
