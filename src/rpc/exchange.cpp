@@ -91,10 +91,10 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
   }
   auto xml = parsers_->take();
   if (!xml->parse(document)) {
-    const auto& err = xml->error();
-    xmlrpc::write_fault(body_, err.code, err.message);
-    parsers_->give(std::move(xml), document.size());
-    reply_ = {body_, xml_content_type, err.code};
+    const std::int32_t code = xml->error().code;
+    xmlrpc::write_fault(body_, code, xml->error().message);
+    parsers_->give(std::move(xml), document.size());  // (may free it, and its error)
+    reply_ = {body_, xml_content_type, code};
     return deliver(*sink);
   }
   xmlrpc::method_call& call = xml->call();
