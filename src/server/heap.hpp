@@ -7,9 +7,9 @@
 
 namespace rapidrpc::detail {
 
-/// A buffer at least this large (a body, a reply) is large: freeing one
-/// leads to trim_heap().
-inline constexpr std::size_t large_buffer_bytes = std::size_t{1} << 20;
+/// A buffer at least this large (a body, a reply: more than a connection
+/// keeps between requests) is large: freeing one leads to trim_heap().
+inline constexpr std::size_t large_buffer_bytes = std::size_t{64} << 10;
 
 /// Gives the heap's free memory back to the system (glibc's malloc_trim;
 /// nothing elsewhere).

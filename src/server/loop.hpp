@@ -174,6 +174,7 @@ class loop {
   boost::asio::steady_timer trim_timer_{io_};   // large_buffer_freed()
   std::chrono::steady_clock::time_point trim_due_{};
   bool trim_armed_ = false;
+  bool freed_since_sweep_ = false;  // a connection closed: trim at the next sweep
   bool draining_ = false;
   bool accept_paused_ = false;
   bool exit_when_idle_ = false;

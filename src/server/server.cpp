@@ -131,6 +131,7 @@ void loop::serve_here(int fd) {
 
 void loop::detach(connection* c) {
   connections_.erase(c);
+  freed_since_sweep_ = true;
   if (draining_ || exit_when_idle_) {
     if (exit_when_idle_ && connections_.empty()) draining_ = true;
     finish_if_drained();
@@ -222,6 +223,12 @@ void loop::sweep() {
     // the set is walked.
     for (connection* c : connections_) c->check_deadline(now);
     for (connection* c : connections_) c->park(now);
+    // What closed connections freed goes back to the system (the daemon's
+    // heap keeps freed memory otherwise): once a second at most.
+    if (freed_since_sweep_) {
+      freed_since_sweep_ = false;
+      trim_heap();
+    }
     sweep();
   });
 }
