@@ -99,8 +99,6 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
 }
 
 connection::~connection() {
-  // The buffers a large request left (its exchange's reply) are freed next.
-  if (large_seen_) loop_.large_buffer_freed();
   loop_.stats().connection_closed();
   loop_.detach(this);
   --loop_.shared().connections;
@@ -362,10 +360,7 @@ void connection::process_requests() {
         std::max(reader_.current().body.capacity(), scratch_.capacity()) >= large_buffer_bytes;
     give_back(reader_.current().body, loop_.spare_body(), keep_buffer_bytes);
     if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
-    if (large) {
-      large_seen_ = true;
-      loop_.large_buffer_freed();
-    }
+    if (large) loop_.large_buffer_freed();
   }
   if (eof_ && reader_.in_request() && !busy_ && !closing_) {
     // The peer ended the stream inside a request: nothing can be answered.
@@ -549,10 +544,7 @@ bool connection::flush() {
   if (!out_.empty()) {
     const bool large = out_.capacity() >= large_buffer_bytes;
     give_back(out_, loop_.spare_output(), max_spare_output);
-    if (large) {
-      large_seen_ = true;
-      loop_.large_buffer_freed();
-    }
+    if (large) loop_.large_buffer_freed();
   }
   out_sent_ = 0;
   return true;

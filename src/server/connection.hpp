@@ -116,7 +116,6 @@ class connection final : public std::enable_shared_from_this<connection>,
   bool closing_ = false;     // close once the output is written
   bool eof_ = false;         // the peer has finished sending
   bool closed_ = false;
-  bool large_seen_ = false;  // a body or reply of large_buffer_bytes or more
   bool in_drive_ = false;
   bool parking_ = false;               // the read wait is being cancelled, to park
   bool parked_ = false;                // waiting with a bare readiness wait, no input block

@@ -1,18 +1,46 @@
 // Private: giving the heap's free memory back to the system after large
-// requests (rapidrpcd keeps freed memory in the heap otherwise, so that
-// back-to-back large requests reuse its pages: loop::large_buffer_freed).
+// requests. rapidrpcd keeps freed memory in the heap (tools/rapidrpcd/main.cpp
+// sets glibc up so), so that back-to-back large requests reuse its pages
+// rather than faulting in fresh ones; a heap_trimmer gives it back once a
+// burst is over.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
 #include <cstddef>
 
 namespace rapidrpc::detail {
 
 /// A buffer at least this large (a body, a reply: more than a connection
-/// keeps between requests) is large: freeing one leads to trim_heap().
+/// keeps between requests) is large: freeing one is reported to a
+/// heap_trimmer.
 inline constexpr std::size_t large_buffer_bytes = std::size_t{64} << 10;
 
 /// Gives the heap's free memory back to the system (glibc's malloc_trim;
 /// nothing elsewhere).
 void trim_heap() noexcept;
+
+/// Trims the heap once no large buffer has been freed for `quiet`. One per
+/// event loop, used on its thread only.
+class heap_trimmer {
+ public:
+  static constexpr std::chrono::milliseconds quiet{50};
+
+  explicit heap_trimmer(boost::asio::io_context& io) : timer_(io) {}
+
+  /// A large buffer was freed (by what runs on this loop).
+  void freed();
+  /// The loop is done: trims now if a trim was due, and waits no more.
+  void finish();
+
+ private:
+  void arm();
+
+  boost::asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point due_{};
+  bool armed_ = false;
+};
 
 }  // namespace rapidrpc::detail

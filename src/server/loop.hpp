@@ -129,11 +129,10 @@ class loop {
   std::string& spare_output() noexcept { return spare_output_; }
   std::string& spare_body() noexcept { return spare_body_; }
   /// A connection has freed a buffer of at least large_buffer_bytes (a
-  /// body or a reply): once none has been freed for trim_quiet, the heap's
-  /// free memory goes back to the system (trim_heap). Until then it stays
+  /// body or a reply): once none has been freed for heap_trimmer::quiet,
+  /// the heap's free memory goes back to the system. Until then it stays
   /// for the next large request, which so takes no fresh pages.
-  void large_buffer_freed();
-  static constexpr std::chrono::milliseconds trim_quiet{50};
+  void large_buffer_freed() { trimmer_.freed(); }
 
  private:
   struct listener {
@@ -152,7 +151,6 @@ class loop {
   void arm_drain_deadline();
   void serve_late(boost::asio::ip::tcp::socket s, const boost::asio::ip::tcp::endpoint& peer);
   void finish_if_drained();
-  void arm_trim();
 
   shared_state& shared_;
   // Declared before io_: handlers still queued when io_ is destroyed may own
@@ -171,10 +169,8 @@ class loop {
   boost::asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_deadline_{};
   boost::asio::steady_timer quiet_timer_{io_};  // draining: closes idle connections once quiet
-  boost::asio::steady_timer trim_timer_{io_};   // large_buffer_freed()
-  std::chrono::steady_clock::time_point trim_due_{};
-  bool trim_armed_ = false;
-  bool freed_since_sweep_ = false;  // a connection closed: trim at the next sweep
+  heap_trimmer trimmer_{io_};                   // large_buffer_freed()
+  bool freed_since_sweep_ = false;              // a connection closed: trim at the next sweep
   bool draining_ = false;
   bool accept_paused_ = false;
   bool exit_when_idle_ = false;

@@ -20,7 +20,6 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -289,38 +288,12 @@ void loop::drain_sweep() {
   });
 }
 
-void trim_heap() noexcept {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
-void loop::large_buffer_freed() {
-  trim_due_ = std::chrono::steady_clock::now() + trim_quiet;
-  if (!trim_armed_ && work_) arm_trim();
-}
-
-void loop::arm_trim() {
-  trim_armed_ = true;
-  trim_timer_.expires_at(trim_due_);
-  trim_timer_.async_wait([this](const boost::system::error_code& ec) {
-    trim_armed_ = false;
-    if (ec || !work_) return;
-    // Another large buffer was freed meanwhile: a burst goes on.
-    if (std::chrono::steady_clock::now() < trim_due_) return arm_trim();
-    trim_heap();
-  });
-}
-
 void loop::finish_if_drained() {
   if (!connections_.empty() || !work_) return;
   sweep_timer_.cancel();
   drain_timer_.cancel();
   quiet_timer_.cancel();
-  if (trim_armed_) {  // not later: the loop is done (a fork or prefork child's connection)
-    trim_timer_.cancel();
-    trim_heap();
-  }
+  trimmer_.finish();         // not later: the loop is done (a fork or prefork child's connection)
   if (log_) log_->finish();  // the last lines now, not at the next tick
   work_.reset();             // run() returns once the queued handlers are done
 }

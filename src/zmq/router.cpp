@@ -2,7 +2,6 @@
 
 #include "access/access.hpp"
 #include "access/access_log.hpp"
-#include "server/heap.hpp"
 
 #include <boost/asio/post.hpp>
 
@@ -252,9 +251,9 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
                                  r.fault, r.body.size()));
   free_calls_.push_back(&c);
   --in_flight_;
-  // What a large call's values took goes back to the system now (the
-  // daemon keeps freed memory in the heap otherwise: loop::large_buffer_freed).
-  if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trim_heap();
+  // What a large call's values took goes back to the system once large
+  // calls stop (the daemon keeps freed memory in the heap otherwise).
+  if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trimmer_.freed();
   if (draining_) return finish_if_drained();
   // A send may have taken the notification of a message that arrived; in a
   // pump, the pump looks again anyway.
@@ -302,6 +301,7 @@ void zmq_router::begin_drain(std::chrono::milliseconds drain) {
 void zmq_router::finish_if_drained() {
   if (in_flight_ != 0) return;
   drain_timer_.cancel();
+  trimmer_.finish();
   io_.stop();
 }
 

@@ -17,6 +17,7 @@
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
+#include "server/heap.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -108,6 +109,7 @@ class zmq_router {
   std::uint64_t dropped_ = 0;  // messages dropped since the last log line
   std::chrono::steady_clock::time_point last_drop_log_{};
   boost::asio::steady_timer drain_timer_{io_};
+  heap_trimmer trimmer_{io_};  // after large calls
   std::thread thread_;
 };
 
