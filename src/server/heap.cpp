@@ -4,8 +4,21 @@
 
 namespace rapidrpc::detail {
 
+// Under a sanitizer malloc is the sanitizer's, and glibc's heap is not in
+// use: trimming it from a loop thread would set up glibc's malloc there
+// first, as if that thread were the main one (glibc then aborts at thread
+// exit: "a->attached_threads > 0").
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RAPIDRPC_SANITIZED_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define RAPIDRPC_SANITIZED_MALLOC 1
+#endif
+#endif
+
 void trim_heap() noexcept {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && !defined(RAPIDRPC_SANITIZED_MALLOC)
   malloc_trim(0);
 #endif
 }
