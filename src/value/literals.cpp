@@ -162,7 +162,8 @@ bool decode_base64(std::string_view text, std::vector<std::uint8_t>& out) {
   while (p != end) {
     // Whole groups of four data characters, the bulk of any text: decoded
     // four at a time. Anything else (a line break, '=', a bad byte) goes
-    // one character at a time below.
+    // one character at a time below. (Padding ends the data with count
+    // left at 4, so nothing after it comes this way.)
     if (count == 0) {
       while (end - p >= 4) {
         const std::uint32_t a = base64_sextets[p[0]];
@@ -170,7 +171,6 @@ bool decode_base64(std::string_view text, std::vector<std::uint8_t>& out) {
         const std::uint32_t c = base64_sextets[p[2]];
         const std::uint32_t d = base64_sextets[p[3]];
         if (((a | b | c | d) & 0x80) != 0) break;  // not_base64 among them
-        if (ended) return done(false);
         const std::uint32_t g = (a << 18) | (b << 12) | (c << 6) | d;
         o[0] = static_cast<std::uint8_t>(g >> 16);
         o[1] = static_cast<std::uint8_t>(g >> 8);
