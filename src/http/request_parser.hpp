@@ -101,6 +101,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   std::size_t max_fields_;
   std::size_t fields_ = 0;
   bool content_length_seen_ = false;
+  std::size_t announced_ = 0;  // the body's Content-Length (0 if chunked)
   header_hook* hook_;
 };
 
