@@ -99,8 +99,11 @@ class responder {
 /// A registered method, as the dispatcher sees it.
 struct method {
   /// Runs the call for inline_call and pool methods; params already counted
-  /// and type-checked when `signature` is set and `checked` is true.
-  std::function<value(const array& params)> run;
+  /// and type-checked when `signature` is set and `checked` is true. The
+  /// parameters are the call's own, read by nothing after `run` returns:
+  /// `run` may move them out (a typed method's arguments are moved, not
+  /// copied). A callable taking `const array&` fits as well.
+  std::function<value(array& params)> run;
   /// Starts the call for async methods. A fault thrown before `reply` is
   /// used fails the call with that fault.
   std::function<void(const array& params, responder reply, const call_context& ctx)> start;
@@ -128,7 +131,7 @@ struct method {
 /// Runs an inline or pool method's `run` on the calling thread and returns
 /// its result; a rapidrpc::fault becomes that fault, any other exception a
 /// generic fault_code::internal_error. Never throws.
-outcome call_method(const method& m, const array& params) noexcept;
+outcome call_method(const method& m, array& params) noexcept;
 
 namespace detail {
 
@@ -138,9 +141,12 @@ struct param_traits;  // defined below for each supported parameter type
 template <class T>
 using param_t = std::remove_cvref_t<T>;
 
-/// Converts params[i] to T, or throws fault{invalid_params}.
+/// Converts params[i] to T, or throws fault{invalid_params}: a copy from
+/// const parameters, moved out of the call's own.
 template <class T>
 param_t<T> take_param(const array& params, std::size_t i);
+template <class T>
+param_t<T> take_param(array& params, std::size_t i);
 
 std::string_view any_type_name() noexcept;
 
@@ -174,8 +180,8 @@ std::string_view result_name() {
 }
 
 template <class F, class R, class... Args>
-std::function<value(const array&)> bind_sync(F f) {
-  return [f = std::move(f)](const array& params) -> value {
+std::function<value(array&)> bind_sync(F f) {
+  return [f = std::move(f)](array& params) -> value {
     if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
     return [&]<std::size_t... I>(std::index_sequence<I...>)->value {
       if constexpr (std::is_void_v<R>) {
@@ -345,6 +351,10 @@ struct exact_param {
     if (const T* p = v.get_if<T>()) return *p;
     throw_param_type(i, name(), v);
   }
+  static T take(value&& v, std::size_t i) {
+    if (T* p = v.get_if<T>()) return std::move(*p);
+    throw_param_type(i, name(), v);
+  }
 };
 
 template <>
@@ -387,11 +397,17 @@ template <>
 struct param_traits<value> {
   static std::string_view name() { return any_type_name(); }
   static value take(const value& v, std::size_t) { return v; }
+  static value take(value&& v, std::size_t) { return std::move(v); }
 };
 
 template <class T>
 param_t<T> take_param(const array& params, std::size_t i) {
   return param_traits<param_t<T>>::take(params[i], i);
+}
+
+template <class T>
+param_t<T> take_param(array& params, std::size_t i) {
+  return param_traits<param_t<T>>::take(std::move(params[i]), i);
 }
 
 }  // namespace detail

@@ -71,7 +71,7 @@ void throw_param_type(std::size_t index, std::string_view expected, const value&
 
 // ---- registry ---------------------------------------------------------------
 
-outcome call_method(const method& m, const array& params) noexcept {
+outcome call_method(const method& m, array& params) noexcept {
   try {
     return m.run(params);
   } catch (const fault& f) {
@@ -141,7 +141,7 @@ namespace {
 
 // A pool method on a worker thread, counted as running (not queued) while
 // it runs.
-outcome call_counted(const method& m, const array& params, detail::metrics::pool_stats* stats) {
+outcome call_counted(const method& m, array& params, detail::metrics::pool_stats* stats) {
   if (stats == nullptr) return call_method(m, params);
   stats->queued.fetch_sub(1, std::memory_order_relaxed);
   stats->busy.fetch_add(1, std::memory_order_relaxed);
