@@ -14,10 +14,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${RAPIDRPC_BUILD_DIR:-$root/build}"
 
 # python3 is the client the README tries the server with; toml++
-# (libtomlplusplus-dev) reads rapidrpcd's config file.
+# (libtomlplusplus-dev) reads rapidrpcd's config file; fmt (libfmt-dev)
+# gives the shortest digits of a double (Dragonbox).
 packages=(g++ cmake ninja-build pkg-config libboost1.81-dev libexpat1-dev libgmp-dev
           zlib1g-dev libssl-dev libcli11-dev libtomlplusplus-dev libzmq3-dev cppzmq-dev
-          libsystemd-dev python3)
+          libfmt-dev libsystemd-dev python3)
 tests=OFF
 sanitize=OFF
 tsan=OFF

@@ -4,11 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 namespace rapidrpc {
 namespace {
@@ -164,6 +167,56 @@ TEST(Literals, DoublesAreShortestAndReadBackExactly) {
     ASSERT_EQ(parse_double(t, back), literal_status::ok) << t;
     EXPECT_EQ(std::memcmp(&back, &d, sizeof d), 0) << t;
     EXPECT_NE(t.find_first_of(".e"), std::string::npos) << t;
+  }
+}
+
+// append_double lays out Dragonbox's shortest digits itself; the text must be
+// std::to_chars's, byte for byte, on both sides of every boundary it has.
+TEST(Literals, DoublesAreWrittenAsStdToCharsWritesThem) {
+  const auto reference = [](double d) {
+    const double magnitude = std::fabs(d);
+    const bool plain = magnitude == 0 || (magnitude >= 1e-7 && magnitude < 1e21);
+    char buf[400];
+    const auto r = plain ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
+                         : std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+    std::string t(buf, r.ptr);
+    if (plain && t.find('.') == std::string::npos) t += ".0";
+    return t;
+  };
+  std::vector<double> cases = {0.0,
+                               -0.0,
+                               1.0,
+                               -1.0,
+                               0.5,
+                               1e-7,
+                               9.999e-8,
+                               1e21,
+                               9.99e20,
+                               0x1p53,
+                               0x1p53 - 1,
+                               0x1p53 + 2,
+                               1e16,
+                               123.456,
+                               1e-5,
+                               5e-324,
+                               1.7976931348623157e308};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(-9, 23);
+  for (int i = 0; i < 200000; ++i) {
+    // Random bits (mostly the exponent form), random magnitudes across the
+    // plain range, and short decimals as people send them.
+    const std::uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    if (std::isfinite(d)) cases.push_back(d);
+    cases.push_back(std::pow(10.0, exponent(rng)) * (bits & 1 ? -1 : 1));
+    cases.push_back(static_cast<double>(static_cast<std::int64_t>(bits % 2000001) - 1000000) /
+                    std::pow(10.0, static_cast<int>(bits >> 60)));
+  }
+  for (double d : cases) {
+    std::string got;
+    ASSERT_TRUE(append_double(got, d));
+    ASSERT_EQ(got, reference(d)) << std::hexfloat << d;
   }
 }
 
