@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <system_error>
 
 namespace rapidrpc {
@@ -57,6 +58,29 @@ constexpr std::array<std::uint8_t, 256> base64_sextets = [] {
   for (int i = 0; i < 64; ++i) {
     t[static_cast<unsigned char>(base64_alphabet[i])] = static_cast<std::uint8_t>(i);
   }
+  return t;
+}();
+
+// Each byte's sextet already in its place in a group of four (`shift` 18,
+// 12, 6 or 0); not_in_group for a byte outside the alphabet, so that one
+// test of the four ORed together finds any of them.
+constexpr std::uint32_t not_in_group = 0x80000000U;
+constexpr std::array<std::uint32_t, 256> base64_placed(int shift) {
+  std::array<std::uint32_t, 256> t{};
+  for (std::size_t c = 0; c < 256; ++c)
+    t[c] =
+        base64_sextets[c] == not_base64 ? not_in_group : std::uint32_t{base64_sextets[c]} << shift;
+  return t;
+}
+constexpr auto base64_placed_0 = base64_placed(18);
+constexpr auto base64_placed_1 = base64_placed(12);
+constexpr auto base64_placed_2 = base64_placed(6);
+constexpr auto base64_placed_3 = base64_placed(0);
+
+// The two characters of every 12 bits: two lookups per three bytes.
+constexpr auto base64_pairs = [] {
+  std::array<std::array<char, 2>, 4096> t{};
+  for (std::size_t i = 0; i < 4096; ++i) t[i] = {base64_alphabet[i >> 6], base64_alphabet[i & 63]};
   return t;
 }();
 
@@ -169,12 +193,9 @@ bool decode_base64(std::string_view text, std::vector<std::uint8_t>& out) {
     // left at 4, so nothing after it comes this way.)
     if (count == 0) {
       while (end - p >= 4) {
-        const std::uint32_t a = base64_sextets[p[0]];
-        const std::uint32_t b = base64_sextets[p[1]];
-        const std::uint32_t c = base64_sextets[p[2]];
-        const std::uint32_t d = base64_sextets[p[3]];
-        if (((a | b | c | d) & 0x80) != 0) break;  // not_base64 among them
-        const std::uint32_t g = (a << 18) | (b << 12) | (c << 6) | d;
+        const std::uint32_t g = base64_placed_0[p[0]] | base64_placed_1[p[1]] |
+                                base64_placed_2[p[2]] | base64_placed_3[p[3]];
+        if ((g & not_in_group) != 0) break;  // not all four in the alphabet
         o[0] = static_cast<std::uint8_t>(g >> 16);
         o[1] = static_cast<std::uint8_t>(g >> 8);
         o[2] = static_cast<std::uint8_t>(g);
@@ -219,15 +240,14 @@ void append_base64(std::string& out, std::span<const std::uint8_t> data) {
   const std::size_t old = out.size();
   out.resize(old + (data.size() + 2) / 3 * 4);
   char* o = out.data() + old;
-  std::size_t i = 0;
-  for (; i + 3 <= data.size(); i += 3) {
-    const std::uint32_t g =
-        (std::uint32_t{data[i]} << 16) | (std::uint32_t{data[i + 1]} << 8) | data[i + 2];
-    *o++ = base64_alphabet[(g >> 18) & 63];
-    *o++ = base64_alphabet[(g >> 12) & 63];
-    *o++ = base64_alphabet[(g >> 6) & 63];
-    *o++ = base64_alphabet[g & 63];
+  const std::uint8_t* in = data.data();
+  const std::size_t whole = data.size() / 3 * 3;
+  for (const std::uint8_t* const in_end = in + whole; in != in_end; in += 3, o += 4) {
+    const std::uint32_t g = (std::uint32_t{in[0]} << 16) | (std::uint32_t{in[1]} << 8) | in[2];
+    std::memcpy(o, base64_pairs[g >> 12].data(), 2);
+    std::memcpy(o + 2, base64_pairs[g & 0xFFF].data(), 2);
   }
+  std::size_t i = whole;
   if (const std::size_t rest = data.size() - i; rest != 0) {
     std::uint32_t g = std::uint32_t{data[i]} << 16;
     if (rest == 2) g |= std::uint32_t{data[i + 1]} << 8;
