@@ -214,11 +214,11 @@ class handler {
       number_.clear();
       return out_of_range("a number beyond the double range", ec);
     }
-    // Boost 1.81's fast path may be one unit in the last place off; the
-    // standard library's conversion is exact (the nearest double).
+    // Boost 1.81's fast path may be one unit in the last place off;
+    // parse_double gives the nearest double (and JSON's grammar is within
+    // its own).
     double exact = 0;
-    auto r = std::from_chars(text.data(), text.data() + text.size(), exact);
-    if (r.ec == std::errc() && r.ptr == text.data() + text.size()) d = exact;
+    if (parse_double(text, exact) == literal_status::ok) d = exact;
     number_.clear();
     return add(value(d), ec);
   }

@@ -107,20 +107,40 @@ literal_status parse_double(std::string_view text, double& out) noexcept {
     ++p;
   }
   // Check the grammar first: std::from_chars would also take "inf", "nan".
+  // The digits are gathered on the way, for the exact short case below.
   std::size_t digits = 0;
-  while (p != end && is_digit(*p)) ++p, ++digits;
+  std::size_t fraction_digits = 0;
+  std::uint64_t mantissa = 0;  // wraps past 19 digits; only used up to 15
+  while (p != end && is_digit(*p))
+    mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0'), ++digits;
   if (p != end && *p == '.') {
     ++p;
-    while (p != end && is_digit(*p)) ++p, ++digits;
+    while (p != end && is_digit(*p)) {
+      mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+      ++digits;
+      ++fraction_digits;
+    }
   }
   if (digits == 0) return literal_status::malformed;
+  bool exponent = false;
   if (p != end && (*p == 'e' || *p == 'E')) {
+    exponent = true;
     ++p;
     if (p != end && (*p == '+' || *p == '-')) ++p;
     if (p == end || !is_digit(*p)) return literal_status::malformed;
     while (p != end && is_digit(*p)) ++p;
   }
   if (p != end) return literal_status::malformed;
+  if (!exponent && digits <= 15) {
+    // Up to 15 digits the mantissa and the power of ten are both exact
+    // doubles, and IEEE division rounds correctly: the quotient is the
+    // nearest double, as std::from_chars would find (in a tenth of its time).
+    static constexpr double powers[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    const double v = static_cast<double>(mantissa) / powers[fraction_digits];
+    out = *text.data() == '-' ? -v : v;
+    return literal_status::ok;
+  }
   double v = 0;
   auto [ptr, ec] = std::from_chars(number, end, v, std::chars_format::general);
   if (ec == std::errc::result_out_of_range) return literal_status::out_of_range;

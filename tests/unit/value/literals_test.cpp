@@ -170,6 +170,50 @@ TEST(Literals, DoublesAreShortestAndReadBackExactly) {
   }
 }
 
+// Short decimals take a path of their own (a division of two exact doubles);
+// every text must still read as std::from_chars reads it, the nearest double.
+TEST(Literals, ShortDecimalsReadAsStdFromCharsReadsThem) {
+  std::vector<std::string> cases = {"0",
+                                    "-0",
+                                    "+0.0",
+                                    "-0.0",
+                                    ".5",
+                                    "5.",
+                                    "1.5",
+                                    "-1.5",
+                                    "+2.25",
+                                    "0.1",
+                                    "0.3",
+                                    "999999999999999",
+                                    "0.000000000000001",
+                                    "123456789012345",
+                                    "1234567890.12345",
+                                    "9007199254740993",
+                                    "0.1234567890123456",
+                                    "00000000000000.5"};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 300000; ++i) {
+    const std::uint64_t bits = rng();
+    const int digits = 1 + static_cast<int>(bits % 17);  // up to 17: past the short case
+    const int point = static_cast<int>((bits >> 8) % (digits + 1));  // digits before '.'
+    std::string t = (bits >> 20) % 3 == 0 ? "-" : "";
+    for (int d = 0; d < digits; ++d) {
+      if (d == point) t += '.';
+      t += static_cast<char>('0' + (rng() % 10));
+    }
+    cases.push_back(t);
+  }
+  for (const std::string& t : cases) {
+    double got = 0;
+    ASSERT_EQ(parse_double(t, got), literal_status::ok) << t;
+    double want = 0;
+    const char* from = t.data() + (t[0] == '+' ? 1 : 0);
+    const auto r = std::from_chars(from, t.data() + t.size(), want);
+    ASSERT_EQ(r.ptr, t.data() + t.size()) << t;
+    ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << t << ": " << got << " vs " << want;
+  }
+}
+
 // append_double lays out Dragonbox's shortest digits itself; the text must be
 // std::to_chars's, byte for byte, on both sides of every boundary it has.
 TEST(Literals, DoublesAreWrittenAsStdToCharsWritesThem) {
