@@ -68,16 +68,28 @@ void exchange::begin(protocol p, bool count) {
   batch_ = false;
   method_ = {};
   json_id_.clear();
-  body_.clear();
+  clear_body();
 }
 
 std::string_view exchange::method() const noexcept { return method_; }
+
+void exchange::keep_storage(std::string& s) {
+  if (s.capacity() <= body_.capacity()) return;
+  body_.swap(s);
+  clear_body();
+}
+
+std::string* exchange::reply_storage() noexcept {
+  const bool roomy = body_.size() >= head_room && reply_.body.data() == body_.data() + head_room &&
+                     reply_.body.size() == body_.size() - head_room;
+  return roomy ? &body_ : nullptr;
+}
 
 void exchange::refuse(protocol p, const fault& f, reply_sink& sink) {
   begin(p, false);  // not a call: its transport counts the refusal
   if (p == protocol::jsonrpc) return answer_error("null", f.code(), f.message(), sink);
   xmlrpc::write_fault(body_, f.code(), f.message());
-  reply_ = {body_, xml_content_type, f.code()};
+  reply_ = {written(), xml_content_type, f.code()};
   deliver(sink);
 }
 
@@ -94,7 +106,7 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
     const std::int32_t code = xml->error().code;
     xmlrpc::write_fault(body_, code, xml->error().message);
     parsers_->give(std::move(xml), document.size());  // (may free it, and its error)
-    reply_ = {body_, xml_content_type, code};
+    reply_ = {written(), xml_content_type, code};
     return deliver(*sink);
   }
   xmlrpc::method_call& call = xml->call();
@@ -110,9 +122,9 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
 }
 
 void exchange::finish_xml(const outcome& o) {
-  body_.clear();
+  clear_body();
   const std::int32_t code = write_xml_outcome(body_, o);
-  reply_ = {body_, xml_content_type, code};
+  reply_ = {written(), xml_content_type, code};
 }
 
 void exchange::start_json(std::string_view document, const call_context& ctx,
@@ -152,17 +164,17 @@ void exchange::start_json(std::string_view document, const call_context& ctx,
 }
 
 void exchange::finish_json(const outcome& o) {
-  body_.clear();
+  clear_body();
   std::int32_t code = 0;
   if (const auto* f = std::get_if<fault>(&o)) code = f->code();
   if (!json_id_.empty()) code = write_json_outcome(body_, json_id_, o);  // else a notification
-  reply_ = {body_, json_content_type, code};
+  reply_ = {written(), json_content_type, code};
 }
 
 void exchange::answer_error(std::string_view id, std::int32_t code, std::string_view detail,
                             reply_sink& sink) {
   jsonrpc::write_error(body_, id, code, detail);
-  reply_ = {body_, json_content_type, code};
+  reply_ = {written(), json_content_type, code};
   deliver(sink);
 }
 

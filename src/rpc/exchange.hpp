@@ -121,6 +121,21 @@ class exchange {
   /// batch; empty if none was read), valid until the next start().
   std::string_view method() const noexcept;
 
+  /// Bytes left free in front of a reply's body in the exchange's storage.
+  static constexpr std::size_t head_room = 512;
+  /// The storage of the reply being handed to the sink, which the sink may
+  /// take within on_reply() (swapping in a string of its own): the body
+  /// ends it, with at least head_room bytes in front, so that a transport
+  /// writes its head there rather than copy a large body behind a head.
+  /// Null if this reply's body has no such room.
+  std::string* reply_storage() noexcept;
+  /// Takes back storage a transport took with reply_storage() once it is
+  /// sent (its contents no longer needed) if it is larger than what the
+  /// exchange holds now, so that the next large reply is written without
+  /// growing a buffer again; `s` gets the exchange's in exchange. Between
+  /// replies only (not within start()).
+  void keep_storage(std::string& s);
+
   /// Writes into `body` the reply the request in progress gets if its call
   /// runs past its timeout (fault_code::timeout), for the watchdog to
   /// prepare; returns its content type.
@@ -138,6 +153,10 @@ class exchange {
   void start_json(std::string_view document, const call_context& ctx,
                   std::shared_ptr<reply_sink>& sink);
   void finish_xml(const outcome& o);
+  /// Empties the reply storage but for its head room.
+  void clear_body() { body_.assign(head_room, ' '); }
+  /// What was written into the reply storage after its head room.
+  std::string_view written() const noexcept { return std::string_view(body_).substr(head_room); }
   void finish_json(const outcome& o);
   void answer_error(std::string_view id, std::int32_t code, std::string_view detail,
                     reply_sink& sink);

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 namespace rapidrpc::detail {
@@ -444,12 +445,35 @@ void connection::write_response(const rpc::reply& r) {
     head.gzip = true;
   }
   head.content_length = payload.size();
+  if (payload.size() >= large_buffer_bytes && payload.data() == r.body.data() &&
+      out_sent_ == out_.size() && send_in_place(head)) {
+    log_response(head.status, r.fault, payload.size(), exchange_.method());
+    return;
+  }
   borrow(out_, loop_.spare_output());
   out_.reserve(out_.size() + reply_head_bytes + payload.size());  // at most one allocation
   http::write_head(out_, shared.server_name, head);
   out_ += payload;
   if (!keep_alive_) closing_ = true;
   log_response(head.status, r.fault, payload.size(), exchange_.method());
+}
+
+// A large body goes out from the exchange's storage, where it was written:
+// the head fills the room in front of it, and the storage becomes the
+// output (the exchange gets the old output's storage), so the body is not
+// copied behind a head. Only with all earlier output sent. False if the
+// reply has no room for this head (it is then copied as any other).
+bool connection::send_in_place(const http::response_head& head) {
+  std::string* storage = exchange_.reply_storage();
+  if (storage == nullptr) return false;
+  std::string text;
+  http::write_head(text, loop_.shared().server_name, head);
+  if (text.size() > rpc::exchange::head_room) return false;
+  out_.swap(*storage);
+  out_sent_ = rpc::exchange::head_room - text.size();
+  std::memcpy(out_.data() + out_sent_, text.data(), text.size());
+  if (!keep_alive_) closing_ = true;
+  return true;
 }
 
 // The page made at start(), gzipped when the client takes gzip and the page
@@ -543,6 +567,7 @@ bool connection::flush() {
   }
   if (!out_.empty()) {
     const bool large = out_.capacity() >= large_buffer_bytes;
+    if (large) exchange_.keep_storage(out_);  // send_in_place()'s, back for the next reply
     give_back(out_, loop_.spare_output(), max_spare_output);
     if (large) loop_.large_buffer_freed();
   }

@@ -9,6 +9,7 @@
 #include "access/access.hpp"
 #include "access/access_log.hpp"
 #include "http/request_reader.hpp"
+#include "http/response.hpp"
 #include "rpc/exchange.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
@@ -69,6 +70,7 @@ class connection final : public std::enable_shared_from_this<connection>,
   void handle_request(bool keep_alive);
   void on_reply(const rpc::reply& r) override;
   void write_response(const rpc::reply& r);
+  bool send_in_place(const http::response_head& head);
   void write_api_page(bool head_only);
   void http_error(int status, bool close, std::string_view extra = {});
   int on_header(const http::request& r) override;

@@ -131,6 +131,56 @@ TEST_F(ExchangeTest, XmlCallAnswersItsResult) {
   EXPECT_EQ(ex.method(), "subtract");
 }
 
+// A sink that takes the reply's storage as a transport sending it in place
+// does: the body must end the storage, head_room bytes in.
+class taker final : public reply_sink {
+ public:
+  explicit taker(exchange& e) : ex(e) {}
+  void on_reply(const reply& r) override {
+    body = std::string(r.body);
+    std::string* storage = ex.reply_storage();
+    if (storage == nullptr) return;
+    room_ok = storage->size() == exchange::head_room + r.body.size() &&
+              storage->compare(exchange::head_room, std::string::npos, r.body) == 0;
+    taken.swap(*storage);
+  }
+  exchange& ex;
+  std::string body;
+  std::string taken;
+  bool room_ok = false;
+};
+
+TEST_F(ExchangeTest, ATransportMayTakeTheReplyStorageAndGiveItBack) {
+  for (auto p : {protocol::xmlrpc, protocol::jsonrpc}) {
+    const std::string doc =
+        p == protocol::xmlrpc
+            ? call_doc("echo", "<param><value><string>" + std::string(100000, 'x') +
+                                   "</string></value></param>")
+            : R"({"jsonrpc":"2.0","method":"echo","params":[")" + std::string(100000, 'x') +
+                  R"("],"id":1})";
+    auto sink = std::make_shared<taker>(ex);
+    ex.start(p, doc, context(), sink);
+    ASSERT_TRUE(sink->room_ok) << sink->body.substr(0, 100);
+    EXPECT_NE(sink->body.find(std::string(100000, 'x')), std::string::npos);
+    // Given back once sent: the exchange keeps the larger storage, and the
+    // next reply is whole.
+    const std::size_t capacity = sink->taken.capacity();
+    ex.keep_storage(sink->taken);
+    EXPECT_LT(sink->taken.capacity(), capacity);
+    auto again = p == protocol::xmlrpc ? xml(call_doc("get_data"))
+                                       : json(R"({"jsonrpc":"2.0","method":"get_data","id":2})");
+    EXPECT_NE(again.body.find("hello"), std::string::npos) << again.body;
+    EXPECT_EQ(again.body.find("xxxx"), std::string::npos) << again.body;
+  }
+  // A batch's reply is put together elsewhere: no room, nothing to take.
+  auto sink = std::make_shared<taker>(ex);
+  ex.start(protocol::jsonrpc, R"([{"jsonrpc":"2.0","method":"get_data","id":1}])", context(), sink);
+  io.restart();
+  io.run_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(sink->body.empty());
+  EXPECT_TRUE(sink->taken.empty());
+}
+
 TEST_F(ExchangeTest, XmlFaultsCarryTheirCode) {
   auto thrown = xml(call_doc("fail"));
   EXPECT_EQ(thrown.fault, 7);
