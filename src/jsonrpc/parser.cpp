@@ -7,9 +7,10 @@
 
 #include <rapidrpc/literals.hpp>
 
+#include "value/decimal.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -206,10 +207,26 @@ class handler {
   bool on_double(double d, bj::string_view s, bj::error_code& ec) {
     if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
     std::string_view text = collect_number(s);
-    // (A loop, not find_first_of(".eE"): that calls memchr once per byte.)
-    const bool integral = std::none_of(text.begin(), text.end(),
-                                       [](char c) { return c == '.' || c == 'e' || c == 'E'; });
-    if (integral) {  // basic_parser hands integers beyond 64 bits over as doubles
+    // One pass over the text basic_parser has checked: its digits, and
+    // whether it has a fraction or an exponent.
+    std::uint64_t mantissa = 0;  // wraps past 19 digits; only used up to 15
+    std::size_t digits = 0;
+    std::size_t fraction_digits = 0;
+    bool fraction = false;
+    bool exponent = false;
+    for (char c : text) {
+      if (c >= '0' && c <= '9') {
+        mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+        ++digits;
+        fraction_digits += fraction ? 1 : 0;
+      } else if (c == '.') {
+        fraction = true;
+      } else if (c == 'e' || c == 'E') {
+        exponent = true;
+        break;
+      }
+    }
+    if (!fraction && !exponent) {  // basic_parser hands integers beyond 64 bits over as doubles
       number_.clear();
       return out_of_range("an integer beyond 64 bits", ec);
     }
@@ -217,11 +234,13 @@ class handler {
       number_.clear();
       return out_of_range("a number beyond the double range", ec);
     }
-    // Boost 1.81's fast path may be one unit in the last place off;
-    // parse_double gives the nearest double (and JSON's grammar is within
-    // its own).
+    // Boost 1.81's fast path may be one unit in the last place off; these
+    // give the nearest double (and JSON's grammar is within parse_double's).
     double exact = 0;
-    if (parse_double(text, exact) == literal_status::ok) d = exact;
+    if (!exponent && digits <= rapidrpc::detail::max_short_decimal_digits)
+      d = rapidrpc::detail::exact_short_decimal(mantissa, fraction_digits, text.front() == '-');
+    else if (parse_double(text, exact) == literal_status::ok)
+      d = exact;
     number_.clear();
     return add(value(d), ec);
   }

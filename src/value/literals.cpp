@@ -1,6 +1,8 @@
 // The scalar literals (include/rapidrpc/literals.hpp).
 #include <rapidrpc/literals.hpp>
 
+#include "value/decimal.hpp"
+
 #include <fmt/format.h>  // fmt::detail::dragonbox
 
 #include <array>
@@ -131,14 +133,8 @@ literal_status parse_double(std::string_view text, double& out) noexcept {
     while (p != end && is_digit(*p)) ++p;
   }
   if (p != end) return literal_status::malformed;
-  if (!exponent && digits <= 15) {
-    // Up to 15 digits the mantissa and the power of ten are both exact
-    // doubles, and IEEE division rounds correctly: the quotient is the
-    // nearest double, as std::from_chars would find (in a tenth of its time).
-    static constexpr double powers[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                        1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-    const double v = static_cast<double>(mantissa) / powers[fraction_digits];
-    out = *text.data() == '-' ? -v : v;
+  if (!exponent && digits <= detail::max_short_decimal_digits) {
+    out = detail::exact_short_decimal(mantissa, fraction_digits, *text.data() == '-');
     return literal_status::ok;
   }
   double v = 0;

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cstdint>
+#include <cstring>
+#include <random>
 #include <string>
 
 namespace rapidrpc::jsonrpc {
@@ -184,6 +187,33 @@ TEST(Values, Markers) {
             value(structure{{"$datetime", "2024-02-30T00:00:00"}}));
   EXPECT_EQ(param(R"({"$base64":"SGk=","x":1})"),
             value(structure{{"$base64", "SGk="}, {"x", std::int32_t{1}}}));
+}
+
+// Decimals read in one pass (a division of two exact doubles up to 15
+// digits, parse_double beyond) must be the nearest double, as
+// std::from_chars reads them.
+TEST(Values, DecimalsAreTheNearestDouble) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t bits = rng();
+    const int digits = 2 + static_cast<int>(bits % 18);
+    const int point = 1 + static_cast<int>((bits >> 8) % (digits - 1));  // digits before '.'
+    std::string t = (bits >> 20) % 3 == 0 ? "-" : "";
+    t += static_cast<char>('1' + rng() % 9);
+    for (int d = 1; d < digits; ++d) {
+      if (d == point) t += '.';
+      t += static_cast<char>('0' + rng() % 10);
+    }
+    if ((bits >> 24) % 5 == 0) t += "e" + std::to_string(static_cast<int>((bits >> 32) % 40) - 20);
+    auto r = parse_value("[" + t + "]");
+    ASSERT_TRUE(std::holds_alternative<value>(r)) << t;
+    const value& v = std::get<value>(r).as<array>().at(0);
+    ASSERT_TRUE(v.is<double>()) << t;
+    double want = 0;
+    std::from_chars(t.data(), t.data() + t.size(), want);
+    const double got = v.as<double>();
+    ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0) << t;
+  }
 }
 
 TEST(Values, OutOfRangeNumbersAreInvalidParams) {
