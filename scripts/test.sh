@@ -16,6 +16,10 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 fi
+# Four tests at once on two cores: the suite mostly waits (timeouts, drains,
+# slow clients, worker restarts) and uses less than one core on average.
+# Measured on 2 cores: 373 -> 275 s plain, 382 -> 281 s sanitized.
+jobs=4
 select=()
 if [[ "${1:-}" == "--tsan" ]]; then
   shift
@@ -26,7 +30,8 @@ if [[ "${1:-}" == "--tsan" ]]; then
   # does inside itself is suppressed (tests/tsan.supp says why); Asio's
   # fences are left out of this build (CMakeLists.txt says why).
   export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$root/tests/tsan.supp}"
+  jobs=2  # ThreadSanitizer's tests are the CPU-heavy concurrency ones
   select=(-R '^(registry_test\.|client_test\.ZmqEndpoint|client_loopback_test\.(ClientAsync|ZmqNoServer)|client_zmq_test\.|integration\.test_(concurrency|shutdown|zmq)$)')
 fi
 "$root/scripts/setup.sh" "${setup[@]}"
-ctest --test-dir "${RAPIDRPC_BUILD_DIR:-$root/build}" --output-on-failure -j2 "${select[@]}" "$@"
+ctest --test-dir "${RAPIDRPC_BUILD_DIR:-$root/build}" --output-on-failure -j"$jobs" "${select[@]}" "$@"
