@@ -153,13 +153,19 @@ class exchange {
   void start_json(std::string_view document, const call_context& ctx,
                   std::shared_ptr<reply_sink>& sink);
   void finish_xml(const outcome& o);
-  /// Empties the reply storage but for its head room.
-  void clear_body() { body_.assign(head_room, ' '); }
-  /// What was written into the reply storage after its head room.
-  std::string_view written() const noexcept { return std::string_view(body_).substr(head_room); }
   void finish_json(const outcome& o);
   void answer_error(std::string_view id, std::int32_t code, std::string_view detail,
                     reply_sink& sink);
+  /// Empties the reply storage but for its head room (whose bytes are never
+  /// read: shrinking to it writes nothing, once the storage has it).
+  void clear_body() {
+    if (body_.size() >= head_room)
+      body_.resize(head_room);
+    else
+      body_.assign(head_room, ' ');
+  }
+  /// What was written into the reply storage after its head room.
+  std::string_view written() const noexcept { return std::string_view(body_).substr(head_room); }
   void deliver(reply_sink& sink);
 
   const registry& methods_;
