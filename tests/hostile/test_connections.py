@@ -125,6 +125,13 @@ class ConnectionFlood(HostileTestCase):
             self.assertEqual(call_on(c, "again"), "again")
 
 
+# UndefinedBehaviorSanitizer checks a virtual call's object by reading its
+# vtable through a pipe the first time it meets that type (and again whenever
+# its small cache drops it): with not one descriptor free it cannot, and
+# reports a valid object as having an "invalid vptr" (a report that then ends
+# the daemon). Here the daemon has no descriptor free by design, so a
+# sanitizer build runs this test in vain; the plain build runs it.
+@unittest.skipIf(hostile.SANITIZED, "a sanitizer build: UBSan's vptr check needs a free descriptor")
 class OutOfDescriptors(HostileTestCase):
     # One loop thread, so every connection meets the one descriptor table limit
     # in the same accept loop.
