@@ -141,7 +141,7 @@ class handler {
     if (frames_.empty()) return true;  // the batch
     frame f = std::move(frames_.back());
     frames_.pop_back();
-    return add(value(std::move(f.items)), ec, true);
+    return add(std::move(f.items), ec, true);
   }
 
   bool on_key_part(bj::string_view s, std::size_t, bj::error_code&) {
@@ -173,13 +173,11 @@ class handler {
   }
 
   bool on_string(bj::string_view s, std::size_t, bj::error_code& ec) {
-    std::string str(collect(s));
+    std::string_view str = collect(s);  // may be text_: cleared once it is used
+    bool ok = at_envelope() && env_member_ == m_id ? count(ec) && set_id(write_id_string(str))
+                                                   : add(str, ec);
     text_.clear();
-    if (at_envelope() && env_member_ == m_id) {
-      if (!count(ec)) return false;
-      return set_id(write_id_string(str));
-    }
-    return add(value(std::move(str)), ec);
+    return ok;
   }
 
   bool on_number_part(bj::string_view s, bj::error_code&) {
@@ -192,8 +190,8 @@ class handler {
     number_.clear();
     if (i >= std::numeric_limits<std::int32_t>::min() &&
         i <= std::numeric_limits<std::int32_t>::max())
-      return add(value(static_cast<std::int32_t>(i)), ec);
-    return add(value(i), ec);
+      return add(static_cast<std::int32_t>(i), ec);
+    return add(i, ec);
   }
 
   bool on_uint64(std::uint64_t u, bj::string_view s, bj::error_code& ec) {
@@ -201,7 +199,7 @@ class handler {
     number_.clear();
     if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
       return out_of_range("an integer beyond 64 bits", ec);
-    return add(value(static_cast<std::int64_t>(u)), ec);
+    return add(static_cast<std::int64_t>(u), ec);
   }
 
   bool on_double(double d, bj::string_view s, bj::error_code& ec) {
@@ -242,16 +240,16 @@ class handler {
     else if (parse_double(text, exact) == literal_status::ok)
       d = exact;
     number_.clear();
-    return add(value(d), ec);
+    return add(d, ec);
   }
 
-  bool on_bool(bool b, bj::error_code& ec) { return add(value(b), ec); }
+  bool on_bool(bool b, bj::error_code& ec) { return add(b, ec); }
   bool on_null(bj::error_code& ec) {
     if (at_envelope() && env_member_ == m_id) {
       if (!count(ec)) return false;
       return set_id("null");
     }
-    return add(value(nil), ec);
+    return add(nil, ec);
   }
   bool on_comment_part(bj::string_view, bj::error_code&) { return true; }
   bool on_comment(bj::string_view, bj::error_code&) { return true; }
@@ -322,15 +320,18 @@ class handler {
     return true;
   }
 
-  // A finished value: into the container being built, or into the envelope.
-  // Containers were counted when they opened; scalars are counted here.
-  bool add(value v, bj::error_code& ec, bool container = false) {
+  // A finished value (what a value is made from: a scalar, a string_view,
+  // a finished container): into the container being built, made in place
+  // there, or into the envelope. Containers were counted when they opened;
+  // scalars are counted here.
+  template <class T>
+  bool add(T&& v, bj::error_code& ec, bool container = false) {
     if (!container && !count(ec)) return false;
     if (!frames_.empty()) {
       frame& f = frames_.back();
       if (!f.is_object) {
-        f.items.push_back(std::move(v));
-      } else if (!f.members.try_emplace(std::move(f.key), std::move(v)).second) {
+        f.items.emplace_back(std::forward<T>(v));
+      } else if (!f.members.try_emplace(std::move(f.key), std::forward<T>(v)).second) {
         note_inner("a member name repeats in an object");
       }
       return true;
@@ -340,7 +341,7 @@ class handler {
         if (env_member_ == m_id)
           env_.id = envelope::id_state::bad;
         else if (env_member_ != m_other)
-          env_.members[env_member_] = std::move(v);
+          env_.members[env_member_].emplace(std::forward<T>(v));
         return true;
       case level::batch:
         if (entries.size() >= lim_.max_batch)
@@ -352,7 +353,7 @@ class handler {
       case level::top:
         started_ = true;
         root_scalar = true;
-        if (any_value_) root = std::move(v);
+        if (any_value_) root.emplace(std::forward<T>(v));
         return true;
     }
     return true;
@@ -366,7 +367,7 @@ class handler {
   // the envelope itself, such as "jsonrpc", cannot be a number anyway).
   bool out_of_range(const char* what, bj::error_code& ec) {
     if (!at_envelope()) note_inner(std::string(what));
-    return add(value(nil), ec);
+    return add(nil, ec);
   }
 
   bool number_id(bj::string_view last, bj::error_code& ec) {
@@ -382,7 +383,7 @@ class handler {
     return true;
   }
 
-  static std::string write_id_string(const std::string& s) {
+  static std::string write_id_string(std::string_view s) {
     std::string out;
     write_string(out, s);  // valid UTF-8: the parser checked it
     return out;
