@@ -69,7 +69,7 @@ namespace {
 void append_number(std::string& out, std::size_t n) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, r.ptr);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 }  // namespace

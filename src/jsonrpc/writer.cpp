@@ -6,17 +6,71 @@
 #include "value/text.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace rapidrpc::jsonrpc {
 namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
 
+// Bytes that stand for themselves in a JSON string: printable ASCII but
+// the quote and the backslash.
+constexpr bool plain(unsigned char c) noexcept { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+// The first byte in [p, end) that is not plain(), or `end`: sixteen (SSE2)
+// or eight bytes at a time while they are all plain.
+const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) noexcept {
+#if defined(__SSE2__)
+  // As signed bytes, anything below 0x20 and anything from 0x80 up is less
+  // than 0x20: one comparison finds both.
+  const __m128i space = _mm_set1_epi8(0x20);
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i stop =
+        _mm_or_si128(_mm_cmplt_epi8(w, space),
+                     _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash)));
+    if (_mm_movemask_epi8(stop) != 0) break;
+    p += 16;
+  }
+#endif
+  constexpr std::uint64_t ones = 0x0101010101010101U;
+  constexpr std::uint64_t highs = 0x8080808080808080U;
+  // Whether a byte of x is zero (exact when no byte has its high bit set).
+  const auto has_zero = [](std::uint64_t x) { return ((x - ones) & ~x & highs) != 0; };
+  while (end - p >= 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    if ((w & highs) != 0) break;                    // non-ASCII
+    if ((((w - 0x20 * ones) & ~w & highs) != 0) ||  // a byte < 0x20
+        has_zero(w ^ ('"' * ones)) || has_zero(w ^ ('\\' * ones)))
+      break;
+    p += 8;
+  }
+  while (p != end && plain(*p)) ++p;
+  return p;
+}
+
 void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* const end = p + s.size();
-  const auto* run = p;  // start of bytes not yet copied
+  p = skip_plain(p, end);
+  if (p == end && s.size() <= 64) {  // most strings: quoted in one append
+    char quoted[66];
+    quoted[0] = '"';
+    std::memcpy(quoted + 1, s.data(), s.size());
+    quoted[s.size() + 1] = '"';
+    out.append(quoted, s.size() + 2);
+    return;
+  }
+  const auto* run = reinterpret_cast<const unsigned char*>(s.data());  // not yet copied
   const auto flush = [&](const unsigned char* upto) {
     out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(upto - run));
   };
@@ -25,7 +79,7 @@ void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
     const unsigned char c = *p;
     if (c >= 0x20 && c < 0x80) {
       if (c != '"' && c != '\\') {
-        ++p;
+        p = skip_plain(p + 1, end);
         continue;
       }
       flush(p);
@@ -124,7 +178,7 @@ struct value_writer {
   void integer(Int i) const {
     char buf[24];
     const auto r = std::to_chars(buf, buf + sizeof buf, i);
-    out.append(buf, r.ptr);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
   }
 };
 
@@ -186,7 +240,7 @@ void write_error(std::string& out, std::string_view id, std::int32_t code,
   out += "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":";
   char buf[12];
   const auto r = std::to_chars(buf, buf + sizeof buf, code);
-  out.append(buf, r.ptr);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
   out += ",\"message\":";
   std::string_view standard = standard_message(code);
   append_string(out, standard.empty() ? detail : standard, invalid_utf8::replace);

@@ -290,7 +290,7 @@ bool append_double(std::string& out, double d) {
     char buf[64];
     const auto r = plain ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
                          : std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-    out.append(buf, r.ptr);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
     if (plain && std::string_view(buf, r.ptr).find('.') == std::string_view::npos) out += ".0";
     return true;
   }
@@ -304,34 +304,47 @@ bool append_double(std::string& out, double d) {
   const int n = static_cast<int>(
       std::to_chars(digits, digits + sizeof digits, decimal.significand).ptr - digits);
   const int point = n + decimal.exponent;  // digits before the decimal point
-  if (d < 0) out += '-';
+  // Laid out here and appended once. At most 26 characters: a sign, "0.",
+  // six zeros and 17 digits; or 17 digits, four zeros and ".0"; or a sign,
+  // 17 digits, a point and "e-324".
+  char text[32];
+  char* p = text;
+  const auto put = [&p](const char* from, int count) {
+    std::memcpy(p, from, static_cast<std::size_t>(count));
+    p += count;
+  };
+  if (d < 0) *p++ = '-';
   if (plain) {
     if (point <= 0) {
-      out += "0.";
-      out.append(static_cast<std::size_t>(-point), '0');
-      out.append(digits, n);
+      *p++ = '0';
+      *p++ = '.';
+      std::memset(p, '0', static_cast<std::size_t>(-point));
+      p += -point;
+      put(digits, n);
     } else if (point >= n) {
-      out.append(digits, n);
-      out.append(static_cast<std::size_t>(point - n), '0');
-      out += ".0";
+      put(digits, n);
+      std::memset(p, '0', static_cast<std::size_t>(point - n));
+      p += point - n;
+      *p++ = '.';
+      *p++ = '0';
     } else {
-      out.append(digits, point);
-      out += '.';
-      out.append(digits + point, n - point);
+      put(digits, point);
+      *p++ = '.';
+      put(digits + point, n - point);
     }
-    return true;
+  } else {
+    *p++ = digits[0];
+    if (n > 1) {
+      *p++ = '.';
+      put(digits + 1, n - 1);
+    }
+    const int exponent = point - 1;
+    *p++ = 'e';
+    *p++ = exponent < 0 ? '-' : '+';
+    if (std::abs(exponent) < 10) *p++ = '0';  // at least two digits, as printf's %e
+    p = std::to_chars(p, text + sizeof text, std::abs(exponent)).ptr;
   }
-  out += digits[0];
-  if (n > 1) {
-    out += '.';
-    out.append(digits + 1, n - 1);
-  }
-  const int exponent = point - 1;
-  out += exponent < 0 ? "e-" : "e+";
-  char e[8];
-  char* e_end = std::to_chars(e, e + sizeof e, std::abs(exponent)).ptr;
-  if (e_end - e < 2) out += '0';  // at least two digits, as printf's %e
-  out.append(e, e_end);
+  out.append(text, static_cast<std::size_t>(p - text));
   return true;
 }
 
@@ -355,7 +368,7 @@ void append_date_time(std::string& out, const date_time& t, date_format format) 
   put2(t.minute);
   *p++ = ':';
   put2(t.second);
-  out.append(buf, p);
+  out.append(buf, static_cast<std::size_t>(p - buf));
 }
 
 }  // namespace rapidrpc

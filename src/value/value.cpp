@@ -60,7 +60,7 @@ void append_debug(std::string& out, const value& v) {
     void operator()(double d) const {
       char buf[32];
       auto r = std::to_chars(buf, buf + sizeof buf, d);
-      out.append(buf, r.ptr);
+      out.append(buf, static_cast<std::size_t>(r.ptr - buf));
     }
     void operator()(const std::string& s) const { append_quoted(out, s); }
     void operator()(const date_time& t) const {

@@ -126,7 +126,7 @@ struct value_writer {
     char buf[24];
     const auto r = std::to_chars(buf, buf + sizeof buf, i);
     out += open;
-    out.append(buf, r.ptr);
+    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
     out += close;
   }
 };
@@ -172,7 +172,7 @@ void write_fault(std::string& out, std::int32_t code, std::string_view message) 
   out += "<methodResponse><fault><value><struct><member><name>faultCode</name><value><int>";
   char buf[12];
   const auto r = std::to_chars(buf, buf + sizeof buf, code);
-  out.append(buf, r.ptr);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
   out += "</int></value></member><member><name>faultString</name><value><string>";
   append_text(out, message, on_invalid::replace);
   out += "</string></value></member></struct></value></fault></methodResponse>";

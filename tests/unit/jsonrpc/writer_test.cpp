@@ -71,6 +71,32 @@ TEST(Writer, StringsWithInvalidUtf8ThrowOrAreRepaired) {
             "b\xC3\xA9\xEF\xBF\xBD\"");
 }
 
+// Plain runs are skipped sixteen and eight bytes at a time: a character to
+// escape (or a multi-byte one) at every position of strings of every length
+// up to 40 comes out as written one byte at a time.
+TEST(Writer, EveryPositionOfAnEscapeInStringsOfEveryLength) {
+  const std::pair<std::string, std::string> specials[] = {
+      {"\"", "\\\""}, {"\\", "\\\\"}, {"\n", "\\n"},       {"\x01", "\\u0001"},
+      {"\x1f", "\\u001f"}, {"\x7f", "\x7f"}, {"\xC3\xA9", "\xC3\xA9"}, {" ", " "}};
+  for (std::size_t len = 1; len <= 40; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (const auto& [raw, escaped] : specials) {
+        std::string s(len, 'a');
+        s.replace(at, 1, raw);
+        std::string expected = "\"" + std::string(at, 'a') + escaped +
+                               std::string(len - at - 1, 'a') + "\"";
+        std::string out;
+        write_string(out, s);
+        ASSERT_EQ(out, expected) << "length " << len << ", at " << at;
+      }
+    }
+  }
+  std::string out;
+  write_string(out, std::string(100, 'x') + "\xFF", invalid_utf8::replace);
+  EXPECT_EQ(out, "\"" + std::string(100, 'x') + "\xEF\xBF\xBD\"");
+  EXPECT_THROW(write_string(out, std::string(20, 'x') + "\xFF"), std::invalid_argument);
+}
+
 TEST(Writer, Envelopes) {
   std::string out;
   write_request(out, "sample.add", array{std::int32_t{3}, std::int32_t{5}}, "1");
