@@ -205,25 +205,26 @@ class handler {
   bool on_double(double d, bj::string_view s, bj::error_code& ec) {
     if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
     std::string_view text = collect_number(s);
-    // One pass over the text basic_parser has checked: its digits, and
-    // whether it has a fraction or an exponent.
+    // The digits of the text basic_parser has checked (-?int(.frac)?(e..)?),
+    // and whether it has a fraction or an exponent.
     std::uint64_t mantissa = 0;  // wraps past 19 digits; only used up to 15
-    std::size_t digits = 0;
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    if (*p == '-') ++p;
+    const char* const first = p;
+    while (p != end && static_cast<unsigned>(*p - '0') < 10)
+      mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+    std::size_t digits = static_cast<std::size_t>(p - first);
     std::size_t fraction_digits = 0;
-    bool fraction = false;
-    bool exponent = false;
-    for (char c : text) {
-      if (c >= '0' && c <= '9') {
-        mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
-        ++digits;
-        fraction_digits += fraction ? 1 : 0;
-      } else if (c == '.') {
-        fraction = true;
-      } else if (c == 'e' || c == 'E') {
-        exponent = true;
-        break;
-      }
+    const bool fraction = p != end && *p == '.';
+    if (fraction) {
+      const char* const point = ++p;
+      while (p != end && static_cast<unsigned>(*p - '0') < 10)
+        mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+      fraction_digits = static_cast<std::size_t>(p - point);
+      digits += fraction_digits;
     }
+    const bool exponent = p != end;  // what is left is e or E and its digits
     if (!fraction && !exponent) {  // basic_parser hands integers beyond 64 bits over as doubles
       number_.clear();
       return out_of_range("an integer beyond 64 bits", ec);
@@ -285,10 +286,14 @@ class handler {
   }
 
   bool count(bj::error_code& ec) {
-    if (++elements_ > lim_.max_elements)
-      return stop(fault_code::invalid_request,
-                  "more than " + std::to_string(lim_.max_elements) + " values in one text", ec);
+    if (++elements_ > lim_.max_elements) [[unlikely]]
+      return too_many(ec);
     return true;
+  }
+
+  [[gnu::noinline]] bool too_many(bj::error_code& ec) {
+    return stop(fault_code::invalid_request,
+                "more than " + std::to_string(lim_.max_elements) + " values in one text", ec);
   }
 
   bool open(bool is_object, bj::error_code& ec) {
