@@ -225,7 +225,7 @@ class handler {
       digits += fraction_digits;
     }
     const bool exponent = p != end;  // what is left is e or E and its digits
-    if (!fraction && !exponent) {  // basic_parser hands integers beyond 64 bits over as doubles
+    if (!fraction && !exponent) {    // basic_parser hands integers beyond 64 bits over as doubles
       number_.clear();
       return out_of_range("an integer beyond 64 bits", ec);
     }

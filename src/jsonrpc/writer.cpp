@@ -3,6 +3,7 @@
 
 #include <rapidrpc/literals.hpp>
 
+#include "value/sink.hpp"
 #include "value/text.hpp"
 
 #include <charconv>
@@ -17,11 +18,15 @@
 namespace rapidrpc::jsonrpc {
 namespace {
 
+using rapidrpc::detail::sink;
+
 constexpr char hex_digits[] = "0123456789abcdef";
 
 // Bytes that stand for themselves in a JSON string: printable ASCII but
 // the quote and the backslash.
-constexpr bool plain(unsigned char c) noexcept { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+constexpr bool plain(unsigned char c) noexcept {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
 
 // The first byte in [p, end) that is not plain(), or `end`: sixteen (SSE2)
 // or eight bytes at a time while they are all plain.
@@ -58,23 +63,26 @@ const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end
   return p;
 }
 
-void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
+// Appends `s` quoted, with what JSON requires escaped. Invalid UTF-8 is
+// refused or replaced with U+FFFD, as `policy` says.
+void append_string(sink& out, std::string_view s, invalid_utf8 policy) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* const end = p + s.size();
   p = skip_plain(p, end);
-  if (p == end && s.size() <= 64) {  // most strings: quoted in one append
-    char quoted[66];
-    quoted[0] = '"';
-    std::memcpy(quoted + 1, s.data(), s.size());
-    quoted[s.size() + 1] = '"';
-    out.append(quoted, s.size() + 2);
+  if (p == end) {  // most strings: nothing to escape
+    char* at = out.room(s.size() + 2);
+    *at = '"';
+    std::memcpy(at + 1, s.data(), s.size());
+    at[s.size() + 1] = '"';
+    out.advance(at + s.size() + 2);
     return;
   }
   const auto* run = reinterpret_cast<const unsigned char*>(s.data());  // not yet copied
   const auto flush = [&](const unsigned char* upto) {
-    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(upto - run));
+    out.put(
+        std::string_view(reinterpret_cast<const char*>(run), static_cast<std::size_t>(upto - run)));
   };
-  out += '"';
+  out.put('"');
   while (p != end) {
     const unsigned char c = *p;
     if (c >= 0x20 && c < 0x80) {
@@ -83,8 +91,8 @@ void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
         continue;
       }
       flush(p);
-      out += '\\';
-      out += static_cast<char>(c);
+      out.put('\\');
+      out.put(static_cast<char>(c));
       run = ++p;
       continue;
     }
@@ -92,24 +100,24 @@ void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
       flush(p);
       switch (c) {
         case '\n':
-          out += "\\n";
+          out.put("\\n");
           break;
         case '\r':
-          out += "\\r";
+          out.put("\\r");
           break;
         case '\t':
-          out += "\\t";
+          out.put("\\t");
           break;
         case '\b':
-          out += "\\b";
+          out.put("\\b");
           break;
         case '\f':
-          out += "\\f";
+          out.put("\\f");
           break;
-        default:
-          out += "\\u00";
-          out += hex_digits[c >> 4];
-          out += hex_digits[c & 15];
+        default: {
+          const char escaped[] = {'\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
+          out.put(std::string_view(escaped, sizeof escaped));
+        }
       }
       run = ++p;
       continue;
@@ -121,66 +129,86 @@ void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
     if (policy == invalid_utf8::throw_error)
       throw std::invalid_argument("a string is not valid UTF-8; JSON cannot carry it");
     flush(p);
-    out += "\xEF\xBF\xBD";  // U+FFFD
+    out.put("\xEF\xBF\xBD");  // U+FFFD
     run = ++p;
   }
   flush(p);
-  out += '"';
+  out.put('"');
+}
+
+void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
+  sink to(out);
+  append_string(to, s, policy);
 }
 
 struct value_writer {
-  std::string& out;
+  sink& out;
 
-  void operator()(nil_t) const { out += "null"; }
+  void operator()(nil_t) const { out.put("null"); }
   void operator()(std::int32_t i) const { integer(i); }
   void operator()(std::int64_t i) const { integer(i); }
-  void operator()(bool b) const { out += b ? "true" : "false"; }
+  void operator()(bool b) const {
+    out.put(b ? std::string_view("true") : std::string_view("false"));
+  }
   void operator()(double d) const {
-    if (!append_double(out, d))
-      throw std::invalid_argument("JSON cannot carry an infinite or NaN number");
+    char* at = out.room(rapidrpc::detail::max_double_chars);
+    char* end = rapidrpc::detail::write_double(at, d);
+    if (end == nullptr) throw std::invalid_argument("JSON cannot carry an infinite or NaN number");
+    out.advance(end);
   }
   void operator()(const std::string& s) const { append_string(out, s, invalid_utf8::throw_error); }
   void operator()(const date_time& t) const {
     if (!is_valid(t)) throw std::invalid_argument("date_time field out of range");
-    out += "{\"$datetime\":\"";
-    append_date_time(out, t, date_format::extended);
-    out += "\"}";
+    out.put("{\"$datetime\":\"");
+    char* at = out.room(rapidrpc::detail::max_date_time_chars);
+    out.advance(rapidrpc::detail::write_date_time(at, t, date_format::extended));
+    out.put("\"}");
   }
   void operator()(const bytes& b) const {
-    out += "{\"$base64\":\"";
-    append_base64(out, b.data);
-    out += "\"}";
+    out.put("{\"$base64\":\"");
+    out.with_string([&](std::string& text) { append_base64(text, b.data); });
+    out.put("\"}");
   }
   void operator()(const array& a) const {
-    out += '[';
+    out.put('[');
     bool first = true;
     for (const value& e : a) {
-      if (!first) out += ',';
+      if (!first) out.put(',');
       first = false;
       std::visit(*this, e.raw());
     }
-    out += ']';
+    out.put(']');
   }
   void operator()(const structure& s) const {
-    out += '{';
+    out.put('{');
     bool first = true;
     for (const auto& [name, member] : s) {
-      if (!first) out += ',';
+      if (!first) out.put(',');
       first = false;
       append_string(out, name, invalid_utf8::throw_error);
-      out += ':';
+      out.put(':');
       std::visit(*this, member.raw());
     }
-    out += '}';
+    out.put('}');
   }
 
   template <class Int>
   void integer(Int i) const {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, i);
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+    constexpr std::size_t digits = 20;  // a sign and 19 digits
+    char* at = out.room(digits);
+    out.advance(std::to_chars(at, at + digits, i).ptr);
   }
 };
+
+// Write `v` into `out`.
+void write_value_to(std::string& out, const value& v) {
+  sink to(out);
+  std::visit(value_writer{to}, v.raw());
+}
+void write_value_to(std::string& out, const array& a) {
+  sink to(out);
+  value_writer{to}(a);
+}
 
 }  // namespace
 
@@ -202,7 +230,7 @@ std::string_view standard_message(std::int32_t code) noexcept {
 }
 
 void write_value(std::string& out, const value& v) {
-  rapidrpc::detail::append_or_restore(out, [&] { std::visit(value_writer{out}, v.raw()); });
+  rapidrpc::detail::append_or_restore(out, [&] { write_value_to(out, v); });
 }
 
 void write_string(std::string& out, std::string_view s, invalid_utf8 policy) {
@@ -216,7 +244,7 @@ void write_request(std::string& out, std::string_view method, const array& param
     out += "{\"jsonrpc\":\"2.0\",\"method\":";
     append_string(out, method, invalid_utf8::throw_error);
     out += ",\"params\":";
-    value_writer{out}(params);
+    write_value_to(out, params);
     if (!id.empty()) {
       out += ",\"id\":";
       out += id;
@@ -228,7 +256,7 @@ void write_request(std::string& out, std::string_view method, const array& param
 void write_result(std::string& out, std::string_view id, const value& result) {
   rapidrpc::detail::append_or_restore(out, [&] {
     out += "{\"jsonrpc\":\"2.0\",\"result\":";
-    std::visit(value_writer{out}, result.raw());
+    write_value_to(out, result);
     out += ",\"id\":";
     out += id;
     out += '}';

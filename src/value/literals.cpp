@@ -2,6 +2,7 @@
 #include <rapidrpc/literals.hpp>
 
 #include "value/decimal.hpp"
+#include "value/sink.hpp"
 
 #include <fmt/format.h>  // fmt::detail::dragonbox
 
@@ -278,21 +279,26 @@ void append_base64(std::string& out, std::string_view data) {
   append_base64(out, std::span(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
 }
 
-bool append_double(std::string& out, double d) {
-  if (!std::isfinite(d)) return false;
+char* detail::write_double(char* at, double d) noexcept {
+  if (!std::isfinite(d)) return nullptr;
   // Plain decimal where it stays short (the spec's grammar has no exponent),
   // the exponent form outside; both are the shortest that round-trip.
   const double magnitude = std::fabs(d);
   const bool plain = magnitude == 0 || (magnitude >= 1e-7 && magnitude < 1e21);
   // From 2^53 up a plain double is an integer, which std::to_chars writes
-  // exactly (its digits, not the shortest ones padded with zeros).
+  // exactly (its digits, not the shortest ones padded with zeros). At most
+  // 22 digits (below 1e21) and ".0", or 17 digits, a point and "e+308", and
+  // a sign.
   if (magnitude == 0 || magnitude >= 0x1p53) {
-    char buf[64];
-    const auto r = plain ? std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed)
-                         : std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-    if (plain && std::string_view(buf, r.ptr).find('.') == std::string_view::npos) out += ".0";
-    return true;
+    char* const end = at + max_double_chars;
+    char* p = plain ? std::to_chars(at, end, d, std::chars_format::fixed).ptr
+                    : std::to_chars(at, end, d, std::chars_format::scientific).ptr;
+    if (plain && std::string_view(at, static_cast<std::size_t>(p - at)).find('.') ==
+                     std::string_view::npos) {
+      *p++ = '.';
+      *p++ = '0';
+    }
+    return p;
   }
   // Elsewhere the same text, laid out from the shortest digits alone:
   // fmt's Dragonbox (in its detail namespace: fmt 9 has no public call that
@@ -304,11 +310,9 @@ bool append_double(std::string& out, double d) {
   const int n = static_cast<int>(
       std::to_chars(digits, digits + sizeof digits, decimal.significand).ptr - digits);
   const int point = n + decimal.exponent;  // digits before the decimal point
-  // Laid out here and appended once. At most 26 characters: a sign, "0.",
-  // six zeros and 17 digits; or 17 digits, four zeros and ".0"; or a sign,
-  // 17 digits, a point and "e-324".
-  char text[32];
-  char* p = text;
+  // At most 26 characters: a sign, "0.", six zeros and 17 digits; or 17
+  // digits, four zeros and ".0"; or a sign, 17 digits, a point and "e-324".
+  char* p = at;
   const auto put = [&p](const char* from, int count) {
     std::memcpy(p, from, static_cast<std::size_t>(count));
     p += count;
@@ -332,26 +336,30 @@ bool append_double(std::string& out, double d) {
       *p++ = '.';
       put(digits + point, n - point);
     }
-  } else {
-    *p++ = digits[0];
-    if (n > 1) {
-      *p++ = '.';
-      put(digits + 1, n - 1);
-    }
-    const int exponent = point - 1;
-    *p++ = 'e';
-    *p++ = exponent < 0 ? '-' : '+';
-    if (std::abs(exponent) < 10) *p++ = '0';  // at least two digits, as printf's %e
-    p = std::to_chars(p, text + sizeof text, std::abs(exponent)).ptr;
+    return p;
   }
-  out.append(text, static_cast<std::size_t>(p - text));
+  *p++ = digits[0];
+  if (n > 1) {
+    *p++ = '.';
+    put(digits + 1, n - 1);
+  }
+  const int exponent = point - 1;
+  *p++ = 'e';
+  *p++ = exponent < 0 ? '-' : '+';
+  if (std::abs(exponent) < 10) *p++ = '0';  // at least two digits, as printf's %e
+  return std::to_chars(p, at + max_double_chars, std::abs(exponent)).ptr;
+}
+
+bool append_double(std::string& out, double d) {
+  char text[detail::max_double_chars];
+  const char* end = detail::write_double(text, d);
+  if (end == nullptr) return false;
+  out.append(text, static_cast<std::size_t>(end - text));
   return true;
 }
 
-void append_date_time(std::string& out, const date_time& t, date_format format) {
+char* detail::write_date_time(char* p, const date_time& t, date_format format) noexcept {
   const bool extended = format == date_format::extended;
-  char buf[19];
-  char* p = buf;
   auto put2 = [&p](int v) {
     *p++ = static_cast<char>('0' + v / 10);
     *p++ = static_cast<char>('0' + v % 10);
@@ -368,7 +376,13 @@ void append_date_time(std::string& out, const date_time& t, date_format format) 
   put2(t.minute);
   *p++ = ':';
   put2(t.second);
-  out.append(buf, static_cast<std::size_t>(p - buf));
+  return p;
+}
+
+void append_date_time(std::string& out, const date_time& t, date_format format) {
+  char text[detail::max_date_time_chars];
+  const char* end = detail::write_date_time(text, t, format);
+  out.append(text, static_cast<std::size_t>(end - text));
 }
 
 }  // namespace rapidrpc

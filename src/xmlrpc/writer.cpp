@@ -3,13 +3,21 @@
 
 #include <rapidrpc/literals.hpp>
 
+#include "value/sink.hpp"
 #include "value/text.hpp"
 
 #include <charconv>
+#include <cstring>
 #include <stdexcept>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace rapidrpc::xmlrpc {
 namespace {
+
+using rapidrpc::detail::sink;
 
 constexpr std::string_view xml_declaration = "<?xml version=\"1.0\"?>\n";
 
@@ -25,24 +33,63 @@ std::size_t xml_char_length(const unsigned char* p, const unsigned char* end) no
   return n;
 }
 
+// Bytes that stand for themselves in XML character data: printable ASCII
+// but & < >. (Tab and LF do too; they take the slower path.)
+constexpr bool plain(unsigned char c) noexcept {
+  return c >= 0x20 && c < 0x80 && c != '&' && c != '<' && c != '>';
+}
+
+// The first byte in [p, end) that is not plain(), or `end`: sixteen (SSE2)
+// or eight bytes at a time while they are all plain.
+const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) noexcept {
+#if defined(__SSE2__)
+  // As signed bytes, anything below 0x20 and anything from 0x80 up is less
+  // than 0x20: one comparison finds both.
+  const __m128i space = _mm_set1_epi8(0x20);
+  const __m128i amp = _mm_set1_epi8('&');
+  const __m128i lt = _mm_set1_epi8('<');
+  const __m128i gt = _mm_set1_epi8('>');
+  while (end - p >= 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i stop =
+        _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(w, space), _mm_cmpeq_epi8(w, amp)),
+                     _mm_or_si128(_mm_cmpeq_epi8(w, lt), _mm_cmpeq_epi8(w, gt)));
+    if (_mm_movemask_epi8(stop) != 0) break;
+    p += 16;
+  }
+#endif
+  while (p != end && plain(*p)) ++p;
+  return p;
+}
+
 // Appends `s` as XML character data: & < > escaped, CR as &#13; so that it
 // survives XML's line-end normalization.
-void append_text(std::string& out, std::string_view s, on_invalid policy) {
+void append_text(sink& out, std::string_view s, on_invalid policy) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* const end = p + s.size();
-  const auto* run = p;  // start of bytes not yet copied
+  p = skip_plain(p, end);
+  if (p == end) {  // most text: nothing to escape
+    char* at = out.room(s.size());
+    std::memcpy(at, s.data(), s.size());
+    out.advance(at + s.size());
+    return;
+  }
+  const auto* run = reinterpret_cast<const unsigned char*>(s.data());  // not yet copied
   const auto flush = [&](const unsigned char* upto) {
-    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(upto - run));
+    out.put(
+        std::string_view(reinterpret_cast<const char*>(run), static_cast<std::size_t>(upto - run)));
   };
   while (p != end) {
     const unsigned char c = *p;
     if (c >= 0x20 && c < 0x80) {
       if (c != '&' && c != '<' && c != '>') {
-        ++p;
+        p = skip_plain(p + 1, end);
         continue;
       }
       flush(p);
-      out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : "&gt;";
+      out.put(c == '&'   ? std::string_view("&amp;")
+              : c == '<' ? std::string_view("&lt;")
+                         : std::string_view("&gt;"));
       run = ++p;
       continue;
     }
@@ -52,7 +99,7 @@ void append_text(std::string& out, std::string_view s, on_invalid policy) {
     }
     if (c == '\r') {
       flush(p);
-      out += "&#13;";
+      out.put("&#13;");
       run = ++p;
       continue;
     }
@@ -66,75 +113,94 @@ void append_text(std::string& out, std::string_view s, on_invalid policy) {
       throw std::invalid_argument("string is not valid UTF-8 text that XML 1.0 can carry");
     }
     flush(p);
-    out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER, for one bad byte
+    out.put("\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER, for one bad byte
     run = ++p;
   }
   flush(end);
 }
 
-void append_value(std::string& out, const value& v);
+void append_text(std::string& out, std::string_view s, on_invalid policy) {
+  sink to(out);
+  append_text(to, s, policy);
+}
+
+void append_value(sink& out, const value& v);
 
 struct value_writer {
-  std::string& out;
+  sink& out;
 
-  void operator()(nil_t) const { out += "<nil/>"; }
+  void operator()(nil_t) const { out.put("<nil/>"); }
   void operator()(std::int32_t i) const { integer("<int>", i, "</int>"); }
   void operator()(std::int64_t i) const { integer("<i8>", i, "</i8>"); }
-  void operator()(bool b) const { out += b ? "<boolean>1</boolean>" : "<boolean>0</boolean>"; }
+  void operator()(bool b) const {
+    if (b)
+      out.put("<boolean>1</boolean>");
+    else
+      out.put("<boolean>0</boolean>");
+  }
   void operator()(double d) const {
-    out += "<double>";
-    if (!rapidrpc::append_double(out, d)) {
+    out.put("<double>");
+    char* at = out.room(rapidrpc::detail::max_double_chars);
+    char* end = rapidrpc::detail::write_double(at, d);
+    if (end == nullptr)
       throw std::invalid_argument("XML-RPC cannot carry an infinite or NaN <double>");
-    }
-    out += "</double>";
+    out.advance(end);
+    out.put("</double>");
   }
   void operator()(const std::string& s) const {
-    out += "<string>";
+    out.put("<string>");
     append_text(out, s, on_invalid::throw_error);
-    out += "</string>";
+    out.put("</string>");
   }
   void operator()(const date_time& t) const {
     if (!rapidrpc::is_valid(t)) throw std::invalid_argument("date_time field out of range");
-    out += "<dateTime.iso8601>";
-    rapidrpc::append_date_time(out, t);
-    out += "</dateTime.iso8601>";
+    out.put("<dateTime.iso8601>");
+    char* at = out.room(rapidrpc::detail::max_date_time_chars);
+    out.advance(rapidrpc::detail::write_date_time(at, t, date_format::basic));
+    out.put("</dateTime.iso8601>");
   }
   void operator()(const bytes& b) const {
-    out += "<base64>";
-    rapidrpc::append_base64(out, b.data);
-    out += "</base64>";
+    out.put("<base64>");
+    out.with_string([&](std::string& text) { rapidrpc::append_base64(text, b.data); });
+    out.put("</base64>");
   }
   void operator()(const array& a) const {
-    out += "<array><data>";
+    out.put("<array><data>");
     for (const value& e : a) append_value(out, e);
-    out += "</data></array>";
+    out.put("</data></array>");
   }
   void operator()(const structure& s) const {
-    out += "<struct>";
+    out.put("<struct>");
     for (const auto& [name, member] : s) {
-      out += "<member><name>";
+      out.put("<member><name>");
       append_text(out, name, on_invalid::throw_error);
-      out += "</name>";
+      out.put("</name>");
       append_value(out, member);
-      out += "</member>";
+      out.put("</member>");
     }
-    out += "</struct>";
+    out.put("</struct>");
   }
 
-  template <class Int>
-  void integer(std::string_view open, Int i, std::string_view close) const {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, i);
-    out += open;
-    out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-    out += close;
+  template <std::size_t Open, std::size_t Close, class Int>
+  void integer(const char (&open)[Open], Int i, const char (&close)[Close]) const {
+    constexpr std::size_t digits = 20;  // a sign and 19 digits
+    char* at = out.room(Open - 1 + digits + Close - 1);
+    std::memcpy(at, open, Open - 1);
+    at = std::to_chars(at + Open - 1, at + Open - 1 + digits, i).ptr;
+    std::memcpy(at, close, Close - 1);
+    out.advance(at + Close - 1);
   }
 };
 
-void append_value(std::string& out, const value& v) {
-  out += "<value>";
+void append_value(sink& out, const value& v) {
+  out.put("<value>");
   std::visit(value_writer{out}, v.raw());
-  out += "</value>";
+  out.put("</value>");
+}
+
+void append_value(std::string& out, const value& v) {
+  sink to(out);
+  append_value(to, v);
 }
 
 }  // namespace

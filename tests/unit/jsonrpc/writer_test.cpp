@@ -76,15 +76,16 @@ TEST(Writer, StringsWithInvalidUtf8ThrowOrAreRepaired) {
 // up to 40 comes out as written one byte at a time.
 TEST(Writer, EveryPositionOfAnEscapeInStringsOfEveryLength) {
   const std::pair<std::string, std::string> specials[] = {
-      {"\"", "\\\""}, {"\\", "\\\\"}, {"\n", "\\n"},       {"\x01", "\\u0001"},
-      {"\x1f", "\\u001f"}, {"\x7f", "\x7f"}, {"\xC3\xA9", "\xC3\xA9"}, {" ", " "}};
+      {"\"", "\\\""},           {"\\", "\\\\"},      {"\n", "\\n"},
+      {"\x01", "\\u0001"},      {"\x1f", "\\u001f"}, {"\x7f", "\x7f"},
+      {"\xC3\xA9", "\xC3\xA9"}, {" ", " "}};
   for (std::size_t len = 1; len <= 40; ++len) {
     for (std::size_t at = 0; at < len; ++at) {
       for (const auto& [raw, escaped] : specials) {
         std::string s(len, 'a');
         s.replace(at, 1, raw);
-        std::string expected = "\"" + std::string(at, 'a') + escaped +
-                               std::string(len - at - 1, 'a') + "\"";
+        std::string expected =
+            "\"" + std::string(at, 'a') + escaped + std::string(len - at - 1, 'a') + "\"";
         std::string out;
         write_string(out, s);
         ASSERT_EQ(out, expected) << "length " << len << ", at " << at;

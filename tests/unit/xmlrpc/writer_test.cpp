@@ -160,6 +160,27 @@ TEST(XmlrpcWriter, EscapedTextRoundTrips) {
   EXPECT_EQ(value_xml("a\rb<c>&"), "<value><string>a&#13;b&lt;c&gt;&amp;</string></value>");
 }
 
+// Plain runs are skipped sixteen bytes at a time: a character to escape
+// (or a multi-byte one, a tab) at every position of strings of every length
+// up to 40 comes out as written one byte at a time.
+TEST(XmlrpcWriter, EveryPositionOfAnEscapeInStringsOfEveryLength) {
+  const std::pair<std::string, std::string> specials[] = {
+      {"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"},    {"\r", "&#13;"},
+      {"\t", "\t"},   {"\n", "\n"},  {"\x7f", "\x7f"}, {"\xC3\xA9", "\xC3\xA9"},
+      {"\"", "\""},   {"]", "]"}};
+  for (std::size_t len = 1; len <= 40; ++len) {
+    for (std::size_t at = 0; at < len; ++at) {
+      for (const auto& [raw, escaped] : specials) {
+        std::string s(len, 'a');
+        s.replace(at, 1, raw);
+        const std::string expected = "<value><string>" + std::string(at, 'a') + escaped +
+                                     std::string(len - at - 1, 'a') + "</string></value>";
+        ASSERT_EQ(value_xml(value(s)), expected) << "length " << len << ", at " << at;
+      }
+    }
+  }
+}
+
 TEST(XmlrpcWriter, RefusesTextXmlCannotCarryAndLeavesOutputUnchanged) {
   const std::vector<std::string> bad = {
       std::string("nul\0", 4),

@@ -1,0 +1,101 @@
+#include "value/sink.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace rapidrpc::detail {
+namespace {
+
+TEST(Sink, WritesAfterWhatTheStringHeldAndCutsItsRoomWhenDone) {
+  std::string out = "head:";
+  {
+    sink to(out);
+    to.put('[');
+    to.put("abc");
+    char* at = to.room(5);
+    std::memcpy(at, "12345", 5);
+    to.advance(at + 3);  // fewer than the room asked for
+    to.put(']');
+  }
+  EXPECT_EQ(out, "head:[abc123]");
+}
+
+TEST(Sink, GrowsPastEveryStepAndKeepsEveryByte) {
+  std::string out;
+  std::string expected;
+  {
+    sink to(out);
+    for (int i = 0; i < 5000; ++i) {
+      std::string piece(static_cast<std::size_t>(i % 301), static_cast<char>('a' + i % 26));
+      to.put(piece);
+      expected += piece;
+    }
+  }
+  EXPECT_EQ(out, expected);
+}
+
+TEST(Sink, WithStringSeesOnlyWhatWasWritten) {
+  std::string out;
+  {
+    sink to(out);
+    to.put("ab");
+    to.with_string([](std::string& s) {
+      EXPECT_EQ(s, "ab");
+      s += "cd";
+    });
+    to.put('e');
+  }
+  EXPECT_EQ(out, "abcde");
+}
+
+TEST(Sink, AnExceptionLeavesTheStringWithWhatWasWritten) {
+  std::string out = "x";
+  try {
+    sink to(out);
+    to.put("yz");
+    throw std::runtime_error("stop");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(out, "xyz");
+}
+
+// The longest texts of each form fit the room asked for (literals_test
+// compares the text with std::to_chars's over many doubles).
+TEST(WriteDouble, TheLongestTextsOfEachForm) {
+  const std::pair<double, std::string_view> cases[] = {
+      {-1.2345678901234566e-07, "-0.00000012345678901234566"},  // plain, below 1
+      {-9.999999999999999e20, "-999999999999999868928.0"},      // plain, exact integer
+      {-2.2250738585072014e-308, "-2.2250738585072014e-308"},   // exponent
+      {-1.7976931348623157e308, "-1.7976931348623157e+308"},
+      {1e21, "1e+21"},
+      {0.5, "0.5"},
+      {-0.0, "-0.0"},
+  };
+  for (const auto& [d, expected] : cases) {
+    char text[max_double_chars];
+    char* end = write_double(text, d);
+    ASSERT_NE(end, nullptr);
+    EXPECT_EQ(std::string_view(text, static_cast<std::size_t>(end - text)), expected);
+  }
+  char text[max_double_chars];
+  EXPECT_EQ(write_double(text, std::numeric_limits<double>::infinity()), nullptr);
+  EXPECT_EQ(write_double(text, std::numeric_limits<double>::quiet_NaN()), nullptr);
+}
+
+TEST(WriteDateTime, BothForms) {
+  const date_time t{1998, 7, 17, 14, 8, 55};
+  char text[max_date_time_chars];
+  EXPECT_EQ(std::string_view(text, static_cast<std::size_t>(
+                                       write_date_time(text, t, date_format::basic) - text)),
+            "19980717T14:08:55");
+  EXPECT_EQ(std::string_view(text, static_cast<std::size_t>(
+                                       write_date_time(text, t, date_format::extended) - text)),
+            "1998-07-17T14:08:55");
+}
+
+}  // namespace
+}  // namespace rapidrpc::detail
