@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <system_error>
 
 namespace rapidrpc {
@@ -28,6 +29,23 @@ literal_status parse_integer_as(std::string_view text, Int& out) noexcept {
     ++p;
   }
   if (p == end || !is_digit(*p)) return literal_status::malformed;
+  // Up to 18 digits cannot overflow 64 bits: gathered here, range-checked
+  // once (std::from_chars checks at every digit).
+  if (end - p <= 18) {
+    std::uint64_t magnitude = 0;
+    for (; p != end; ++p) {
+      const auto digit = static_cast<unsigned>(*p - '0');
+      if (digit > 9) return literal_status::malformed;
+      magnitude = magnitude * 10 + digit;
+    }
+    const bool negative = *text.data() == '-';
+    constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<Int>::max());
+    if (magnitude > max + (negative ? 1 : 0)) return literal_status::out_of_range;
+    // Two's complement: the negation of the magnitude, taken modulo 2^64,
+    // is the value (the most negative one included).
+    out = static_cast<Int>(negative ? 0 - magnitude : magnitude);
+    return literal_status::ok;
+  }
   Int v{};
   auto [ptr, ec] = std::from_chars(number, end, v, 10);
   if (ptr != end) return literal_status::malformed;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -34,6 +35,65 @@ TEST(Literals, IntegersTakeASignAndDigitsOnly) {
   EXPECT_EQ(parse_integer("-9223372036854775808", l), literal_status::ok);
   EXPECT_EQ(l, INT64_MIN);
   EXPECT_EQ(parse_integer("9223372036854775808", l), literal_status::out_of_range);
+}
+
+// What an integer literal means, by std::from_chars: an optional sign and
+// digits, nothing else.
+template <class Int>
+std::optional<std::pair<literal_status, Int>> reference_integer(std::string_view text) {
+  std::string_view digits = text;
+  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) digits.remove_prefix(1);
+  if (digits.empty() || digits[0] < '0' || digits[0] > '9')
+    return std::pair{literal_status::malformed, Int{}};
+  const char* from = text[0] == '+' ? text.data() + 1 : text.data();
+  Int v{};
+  auto [ptr, ec] = std::from_chars(from, text.data() + text.size(), v);
+  if (ptr != text.data() + text.size()) return std::pair{literal_status::malformed, Int{}};
+  if (ec == std::errc::result_out_of_range) return std::pair{literal_status::out_of_range, Int{}};
+  return std::pair{literal_status::ok, v};
+}
+
+template <class Int>
+void integers_read_as_from_chars_does() {
+  std::mt19937_64 rng(7);
+  const std::string junk = "x+- .e";
+  for (int i = 0; i < 200000; ++i) {
+    std::string text;
+    switch (rng() % 4) {
+      case 0:
+        text += '-';
+        break;
+      case 1:
+        text += '+';
+        break;
+      default:
+        break;
+    }
+    const std::size_t zeros = rng() % 8 == 0 ? rng() % 3 : 0;
+    text.append(zeros, '0');
+    const std::size_t n = rng() % 22;
+    for (std::size_t k = 0; k < n; ++k) text += static_cast<char>('0' + rng() % 10);
+    if (rng() % 16 == 0) text.insert(rng() % (text.size() + 1), 1, junk[rng() % junk.size()]);
+    if (rng() % 8 == 0) {  // near the limits
+      const auto edge =
+          rng() % 2 ? std::numeric_limits<Int>::max() : std::numeric_limits<Int>::min();
+      text = std::to_string(edge + static_cast<Int>(rng() % 2 ? 0 : (edge > 0 ? -1 : 1)));
+      if (rng() % 2) text += std::to_string(rng() % 10);
+    }
+    const auto expected = reference_integer<Int>(text);
+    Int got = 42;
+    const literal_status status = parse_integer(text, got);
+    ASSERT_EQ(status, expected->first) << text;
+    if (status == literal_status::ok)
+      ASSERT_EQ(got, expected->second) << text;
+    else
+      ASSERT_EQ(got, 42) << text;
+  }
+}
+
+TEST(Literals, IntegersReadAsFromCharsReadsThem) {
+  integers_read_as_from_chars_does<std::int32_t>();
+  integers_read_as_from_chars_does<std::int64_t>();
 }
 
 TEST(Literals, DoublesFollowTheDecimalGrammarWithAnOptionalExponent) {
