@@ -21,7 +21,10 @@
 
 #include <expat.h>
 
+#include <array>
+#include <bit>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -61,6 +64,7 @@ enum class tag : std::uint8_t {
   nil,
   ex_nil,
 };
+constexpr std::size_t tag_count = static_cast<std::size_t>(tag::ex_nil) + 1;
 
 constexpr std::string_view tag_name(tag t) noexcept {
   switch (t) {
@@ -166,6 +170,24 @@ tag identify(std::string_view n) noexcept {
       return tag::unknown;
   }
 }
+
+// Each tag's name as two little-endian words and the masks of its bytes
+// (no name is longer than 16 bytes).
+struct packed_name {
+  std::uint64_t words[2] = {0, 0};
+  std::uint64_t masks[2] = {0, 0};
+};
+constexpr std::array<packed_name, tag_count> packed_names = [] {
+  std::array<packed_name, tag_count> t{};
+  for (std::size_t i = 0; i < tag_count; ++i) {
+    const std::string_view n = tag_name(static_cast<tag>(i));
+    for (std::size_t k = 0; k < n.size(); ++k) {
+      t[i].words[k / 8] |= std::uint64_t{static_cast<unsigned char>(n[k])} << (8 * (k % 8));
+      t[i].masks[k / 8] |= std::uint64_t{0xFF} << (8 * (k % 8));
+    }
+  }
+  return t;
+}();
 
 // The element types a <value> may hold.
 constexpr bool is_type(tag t) noexcept {
@@ -711,14 +733,27 @@ struct parser::impl {
         return false;
       }
       if (stack.empty()) break;  // the root element is closed
-      const auto* lt =
-          static_cast<const char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p)));
+      const char* lt = find_lt(p, end);
       if (lt == nullptr) return false;
       if (lt != p && !scan_text(p, lt)) return false;
       p = lt;
     }
     skip_space(p, end);
     return p == end;
+  }
+
+  // The next '<' in [p, end), or nullptr: the first sixteen bytes, where a
+  // tag usually is, without a call; memchr beyond them.
+  static const char* find_lt(const char* p, const char* end) noexcept {
+#if defined(__SSE2__)
+    if (end - p >= 16) {
+      const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const int hits = _mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi8('<')));
+      if (hits != 0) return p + std::countr_zero(static_cast<unsigned>(hits));
+      p += 16;
+    }
+#endif
+    return static_cast<const char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p)));
   }
 
   static void skip_space(const char*& p, const char* end) noexcept {
@@ -781,15 +816,20 @@ struct parser::impl {
     return skip(p, end, "?>");
   }
 
-  static constexpr bool is_name_char(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == ':' || c == '-' || c == '_';
-  }
+  // The ASCII bytes an element name may hold (any other is left to expat).
+  static constexpr std::array<bool, 256> name_chars = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c)
+      t[static_cast<std::size_t>(c)] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                       (c >= '0' && c <= '9') || c == '.' || c == ':' || c == '-' ||
+                                       c == '_';
+    return t;
+  }();
 
   // After '<': a start tag or an empty-element tag, without attributes.
   bool scan_start_tag(const char*& p, const char* end) {
     const char* name = p;
-    while (p != end && is_name_char(*p)) ++p;
+    while (p != end && name_chars[static_cast<unsigned char>(*p)]) ++p;
     const tag t = identify(std::string_view(name, static_cast<std::size_t>(p - name)));
     if (t == tag::unknown) return false;
     skip_space(p, end);
@@ -810,9 +850,26 @@ struct parser::impl {
     return true;
   }
 
+  // Skips `t`'s name at p if it is there: two word comparisons where 16
+  // bytes are left (on a little-endian machine), a memcmp elsewhere.
+  static bool skip_name(const char*& p, const char* end, tag t) noexcept {
+    if constexpr (std::endian::native == std::endian::little) {
+      if (end - p >= 16) {
+        const packed_name& n = packed_names[static_cast<std::size_t>(t)];
+        std::uint64_t w[2];
+        std::memcpy(w, p, 16);
+        if ((((w[0] ^ n.words[0]) & n.masks[0]) | ((w[1] ^ n.words[1]) & n.masks[1])) != 0)
+          return false;
+        p += tag_name(t).size();
+        return true;
+      }
+    }
+    return skip(p, end, tag_name(t));
+  }
+
   // After "</": the end tag of the open element.
   bool scan_end_tag(const char*& p, const char* end) {
-    if (stack.empty() || !skip(p, end, tag_name(stack.back().t))) return false;
+    if (stack.empty() || !skip_name(p, end, stack.back().t)) return false;
     skip_space(p, end);
     if (p == end || *p != '>') return false;
     ++p;
