@@ -505,6 +505,9 @@ struct parser::impl {
         if (t != tag::value) return unexpected();
         if (parent.state != 0) return invalid(in(parent.t) + " must hold exactly one <value>");
         parent.state = 1;
+        // Room for the first four parameters at once (most calls have no
+        // more): one allocation instead of one per doubling.
+        if (type == document_type::call && call.params.capacity() == 0) call.params.reserve(4);
         target = parent.t == tag::fault            ? &fault_value
                  : type == document_type::response ? &result
                                                    : &call.params.emplace_back();
@@ -826,10 +829,31 @@ struct parser::impl {
     return t;
   }();
 
+  // Where the element name at p ends. Where 16 bytes are left, the name is
+  // taken up to the first '>', '/', space or control byte, or byte from 0x80
+  // up, found in one SSE2 step: it may then hold other bytes that cannot be
+  // in a name, but no such name is a tag identify() knows, so what is
+  // accepted is the same.
+  static const char* name_end(const char* p, const char* end) noexcept {
+#if defined(__SSE2__)
+    if (end - p >= 16) {
+      const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i stop =
+          _mm_or_si128(_mm_cmplt_epi8(w, _mm_set1_epi8(0x21)),  // signed: 0x80 up too
+                       _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('>')),
+                                    _mm_cmpeq_epi8(w, _mm_set1_epi8('/'))));
+      if (const int hits = _mm_movemask_epi8(stop); hits != 0)
+        return p + std::countr_zero(static_cast<unsigned>(hits));
+    }
+#endif
+    while (p != end && name_chars[static_cast<unsigned char>(*p)]) ++p;
+    return p;
+  }
+
   // After '<': a start tag or an empty-element tag, without attributes.
   bool scan_start_tag(const char*& p, const char* end) {
     const char* name = p;
-    while (p != end && name_chars[static_cast<unsigned char>(*p)]) ++p;
+    p = name_end(p, end);
     const tag t = identify(std::string_view(name, static_cast<std::size_t>(p - name)));
     if (t == tag::unknown) return false;
     skip_space(p, end);
