@@ -324,15 +324,24 @@ char* detail::write_double(char* at, double d) noexcept {
   // which was a fifth of a large JSON-RPC echo's CPU (docs/benchmarks.md).
   // A unit test compares the text with std::to_chars's over many doubles.
   const auto decimal = fmt::detail::dragonbox::to_decimal(magnitude);
-  char digits[24];
-  const int n = static_cast<int>(
-      std::to_chars(digits, digits + sizeof digits, decimal.significand).ptr - digits);
+  // The digits, then room to read past them: pieces of them are copied 24
+  // bytes at a time (a copy of known length, no call), whatever their
+  // length; what lands past a piece's end is overwritten or left in the room
+  // past the text. The text itself is at most 26 characters: a sign, "0.",
+  // six zeros and 17 digits; or a sign, 16 digits and ".0"; or a sign, 17
+  // digits, a point and "e-324". The room (max_double_chars) covers the
+  // furthest copy: 9 characters in, 24 long (and zeros: 17 in, 16 long).
+  char digits[48];
+  const int n =
+      static_cast<int>(std::to_chars(digits, digits + 24, decimal.significand).ptr - digits);
   const int point = n + decimal.exponent;  // digits before the decimal point
-  // At most 26 characters: a sign, "0.", six zeros and 17 digits; or 17
-  // digits, four zeros and ".0"; or a sign, 17 digits, a point and "e-324".
   char* p = at;
   const auto put = [&p](const char* from, int count) {
-    std::memcpy(p, from, static_cast<std::size_t>(count));
+    std::memcpy(p, from, 24);
+    p += count;
+  };
+  const auto zeros = [&p](int count) {  // at most 15 (below 2^53, 16 digits)
+    std::memset(p, '0', 16);
     p += count;
   };
   if (d < 0) *p++ = '-';
@@ -340,13 +349,11 @@ char* detail::write_double(char* at, double d) noexcept {
     if (point <= 0) {
       *p++ = '0';
       *p++ = '.';
-      std::memset(p, '0', static_cast<std::size_t>(-point));
-      p += -point;
+      zeros(-point);
       put(digits, n);
     } else if (point >= n) {
       put(digits, n);
-      std::memset(p, '0', static_cast<std::size_t>(point - n));
-      p += point - n;
+      zeros(point - n);
       *p++ = '.';
       *p++ = '0';
     } else {

@@ -12,13 +12,15 @@
 
 namespace rapidrpc::detail {
 
-/// The longest text write_double() lays out.
-inline constexpr std::size_t max_double_chars = 32;
+/// The room write_double() needs: more than the longest text it lays out
+/// (26 characters), as it copies digits in fixed-length pieces.
+inline constexpr std::size_t max_double_chars = 40;
 /// The longest text write_date_time() lays out.
 inline constexpr std::size_t max_date_time_chars = 19;
 
-/// Lays out append_double()'s text at `at` (room for max_double_chars) and
-/// returns its end; nullptr for an infinity or a NaN (nothing written).
+/// Lays out append_double()'s text at `at` (room for max_double_chars; the
+/// bytes past the text may be written too) and returns its end; nullptr for
+/// an infinity or a NaN (nothing written).
 char* write_double(char* at, double d) noexcept;
 
 /// Lays out append_date_time()'s text at `at` (room for
