@@ -72,6 +72,43 @@ media media_of(std::string_view content_type) {
   return media::other;
 }
 
+void record_field(request& out, boost::beast::http::field name, std::string_view v) {
+  using boost::beast::http::field;
+  switch (name) {
+    case field::accept_encoding:
+      out.accepts_gzip = out.accepts_gzip || accepts_gzip(v);
+      break;
+    case field::accept:
+      out.accepts_html = out.accepts_html || accepts_html(v);
+      break;
+    case field::content_encoding: {
+      std::string_view coding = trim(v);
+      if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) {
+        if (out.gzip_body) out.unsupported_encoding = true;  // gzip twice: not supported
+        out.gzip_body = true;
+      } else if (!iequals(coding, "identity") && !coding.empty()) {
+        out.unsupported_encoding = true;
+      }
+      break;
+    }
+    case field::content_type:
+      out.content_type = media_of(v);
+      break;
+    case field::authorization:
+      if (!out.authorization.empty()) out.repeated_authorization = true;
+      out.authorization.assign(v.data(), v.size());
+      break;
+    case field::expect:
+      if (iequals(trim(v), "100-continue"))
+        out.expect_continue = true;
+      else
+        out.bad_expect = true;
+      break;
+    default:
+      break;
+  }
+}
+
 void request_parser::on_request_impl(verb method, string_view, string_view target, int version,
                                      error_code&) {
   out_.method = method;
@@ -98,36 +135,8 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
       // may then frame by Content-Length; only plain chunked is understood.
       if (!iequals(trim(v), "chunked")) ec = boost::beast::http::error::bad_transfer_encoding;
       break;
-    case field::accept_encoding:
-      out_.accepts_gzip = out_.accepts_gzip || accepts_gzip(v);
-      break;
-    case field::accept:
-      out_.accepts_html = out_.accepts_html || accepts_html(v);
-      break;
-    case field::content_encoding: {
-      std::string_view coding = trim(v);
-      if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) {
-        if (out_.gzip_body) out_.unsupported_encoding = true;  // gzip twice: not supported
-        out_.gzip_body = true;
-      } else if (!iequals(coding, "identity") && !coding.empty()) {
-        out_.unsupported_encoding = true;
-      }
-      break;
-    }
-    case field::content_type:
-      out_.content_type = media_of(v);
-      break;
-    case field::authorization:
-      if (!out_.authorization.empty()) out_.repeated_authorization = true;
-      out_.authorization.assign(v.data(), v.size());
-      break;
-    case field::expect:
-      if (iequals(trim(v), "100-continue"))
-        out_.expect_continue = true;
-      else
-        out_.bad_expect = true;
-      break;
     default:
+      record_field(out_, name, v);
       break;
   }
 }

@@ -105,6 +105,12 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   header_hook* hook_;
 };
 
+/// Records in `out` what one of the header fields the server acts on says
+/// beyond framing: Accept-Encoding, Accept, Content-Encoding, Content-Type,
+/// Authorization and Expect (any other field is ignored). `value` has its
+/// surrounding whitespace removed.
+void record_field(request& out, boost::beast::http::field name, std::string_view value);
+
 /// The media type of a Content-Type value (its parameters ignored).
 media media_of(std::string_view content_type);
 

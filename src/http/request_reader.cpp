@@ -3,6 +3,8 @@
 #include <boost/asio/buffer.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 namespace rapidrpc::http {
 
@@ -69,9 +71,203 @@ int request_reader::check_request_line(std::string_view in) {
   return in.size() >= with_crlf ? 414 : 0;
 }
 
+namespace {
+
+// Bytes of a header field name the direct reader takes: letters, digits and
+// '-' (a subset of the token characters Beast takes).
+constexpr std::array<bool, 256> name_bytes = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c)
+    t[static_cast<std::size_t>(c)] =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+  return t;
+}();
+
+// Bytes of a field value the direct reader takes: visible ASCII, space and
+// tab (Beast takes bytes from 0x80 up too).
+constexpr bool value_byte(char c) noexcept {
+  const auto u = static_cast<unsigned char>(c);
+  return (u >= 0x20 && u < 0x7F) || u == '\t';
+}
+
+bool iequal(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if ((a[i] | 0x20) != b[i]) return false;  // b is lower case: letters and '-'
+  return true;
+}
+
+// The fields the direct reader acts on, by name (any case).
+enum class known : std::uint8_t { other, content_length, connection, declined, recorded };
+
+known classify(std::string_view name, bhttp::field& f) noexcept {
+  switch (name.size()) {
+    case 6:
+      if (iequal(name, "accept")) return f = bhttp::field::accept, known::recorded;
+      if (iequal(name, "expect")) return f = bhttp::field::expect, known::recorded;
+      break;
+    case 7:
+      if (iequal(name, "upgrade")) return known::declined;
+      break;
+    case 10:
+      if (iequal(name, "connection")) return known::connection;
+      break;
+    case 12:
+      if (iequal(name, "content-type")) return f = bhttp::field::content_type, known::recorded;
+      break;
+    case 13:
+      if (iequal(name, "authorization")) return f = bhttp::field::authorization, known::recorded;
+      break;
+    case 14:
+      if (iequal(name, "content-length")) return known::content_length;
+      break;
+    case 15:
+      if (iequal(name, "accept-encoding"))
+        return f = bhttp::field::accept_encoding, known::recorded;
+      break;
+    case 16:
+      if (iequal(name, "content-encoding"))
+        return f = bhttp::field::content_encoding, known::recorded;
+      if (iequal(name, "proxy-connection")) return known::declined;
+      break;
+    case 17:
+      if (iequal(name, "transfer-encoding")) return known::declined;
+      break;
+    default:
+      break;
+  }
+  return known::other;
+}
+
+}  // namespace
+
+// A request that has arrived whole (header and body) in its plainest form,
+// read without Beast: a request line of an upper-case method Beast knows,
+// a target of visible ASCII and HTTP/1.0 or 1.1; header fields whose names
+// are letters, digits and '-' and whose values are visible ASCII, space and
+// tab, each line ending in CRLF; no Transfer-Encoding, Upgrade or
+// Proxy-Connection, at most one Content-Length (of up to 18 digits, within
+// the body limit), Connection only "close" or "keep-alive"; within every
+// limit. Anything else (and a body not all there yet) is declined before
+// anything is consumed, and Beast reads the request as before: so this
+// reads a subset of what Beast reads, the same way (the fuzz target
+// compares the two).
+request_reader::direct request_reader::read_direct(std::string_view in, std::size_t& used) {
+  const std::size_t end_of_head = in.substr(0, max_header_bytes_).find("\r\n\r\n");
+  if (end_of_head == std::string_view::npos) return direct::declined;
+  const char* p = in.data();
+  const char* const head_end = p + end_of_head + 4;  // past the blank line
+  // The request line. The header ends in CRLF CRLF, so each scan below
+  // stops before head_end.
+  const char* const method = p;
+  while (*p >= 'A' && *p <= 'Z') ++p;
+  if (p == method || *p != ' ') return direct::declined;
+  const bhttp::verb verb = bhttp::string_to_verb({method, static_cast<std::size_t>(p - method)});
+  if (verb == bhttp::verb::unknown) return direct::declined;
+  const char* const target = ++p;
+  while (*p > ' ' && *p < 0x7F) ++p;
+  if (p == target || *p != ' ') return direct::declined;
+  const char* const target_end = p++;
+  if (head_end - p < 10 || std::memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') ||
+      p[8] != '\r' || p[9] != '\n')
+    return direct::declined;
+  const unsigned version = p[7] == '1' ? 11 : 10;
+  if (static_cast<std::size_t>(p + 8 - method) > max_request_line_bytes_) return direct::declined;
+  p += 10;
+
+  req_.clear();
+  req_.method = verb;
+  req_.target.assign(target, target_end);
+  req_.version = version;
+  std::size_t fields = 0;
+  std::optional<std::size_t> length;
+  bool close = false;
+  bool keep_alive = false;
+  while (!(p[0] == '\r' && p[1] == '\n')) {
+    if (++fields > max_header_fields_) return direct::declined;
+    const char* const name = p;
+    while (name_bytes[static_cast<unsigned char>(*p)]) ++p;
+    if (p == name || *p != ':') return direct::declined;
+    const std::string_view field_name(name, static_cast<std::size_t>(p - name));
+    ++p;
+    while (*p == ' ' || *p == '\t') ++p;
+    const char* const value = p;
+    while (value_byte(*p)) ++p;
+    if (p[0] != '\r' || p[1] != '\n') return direct::declined;  // a bare LF, a control byte
+    const char* value_end = p;
+    while (value_end != value && (value_end[-1] == ' ' || value_end[-1] == '\t')) --value_end;
+    p += 2;
+    if (*p == ' ' || *p == '\t') return direct::declined;  // a folded line
+    const std::string_view v(value, static_cast<std::size_t>(value_end - value));
+    bhttp::field f = bhttp::field::unknown;
+    switch (classify(field_name, f)) {
+      case known::other:
+        break;
+      case known::declined:
+        return direct::declined;
+      case known::content_length: {
+        if (length || v.empty() || v.size() > 18) return direct::declined;
+        std::size_t n = 0;
+        for (char c : v) {
+          if (c < '0' || c > '9') return direct::declined;
+          n = n * 10 + static_cast<std::size_t>(c - '0');
+        }
+        if (n > max_body_bytes_) return direct::declined;
+        length = n;
+        break;
+      }
+      case known::connection:
+        if (iequal(v, "close"))
+          close = true;
+        else if (iequal(v, "keep-alive"))
+          keep_alive = true;
+        else
+          return direct::declined;
+        break;
+      case known::recorded:
+        record_field(req_, f, v);
+        break;
+    }
+  }
+  p += 2;
+  const std::size_t head = static_cast<std::size_t>(p - in.data());
+  if (length && in.size() - head < *length) return direct::declined;  // the body is not all here
+  // As Beast decides: HTTP/1.1 stays open unless "close", HTTP/1.0 only
+  // with "keep-alive".
+  keep_alive_ = version == 11 ? !close : keep_alive;
+  if (hook_ != nullptr) {
+    if (int status = hook_->on_header(req_)) {
+      req_.refused = status;
+      error_status_ = status;
+      return direct::refused;
+    }
+  }
+  if (!length && verb == bhttp::verb::post) {
+    // Neither Content-Length nor chunked: the body cannot be delimited.
+    error_status_ = 411;
+    return direct::refused;
+  }
+  const std::size_t body = length.value_or(0);
+  req_.body.assign(p, body);
+  used = head + body;
+  return direct::complete;
+}
+
 request_reader::result request_reader::parse(std::string_view in, std::size_t& used) {
   used = 0;
   if (in.empty()) return result::need_more;
+  read_directly_ = false;
+  if (!parser_ && direct_) {
+    switch (read_direct(in, used)) {
+      case direct::complete:
+        read_directly_ = true;
+        return result::complete;
+      case direct::refused:
+        return result::error;
+      case direct::declined:
+        break;
+    }
+  }
   if (!parser_) start();
   if (!parser_->is_header_done() && header_consumed_ == 0) {
     if (int status = check_request_line(in)) {

@@ -61,7 +61,16 @@ class request_reader {
   /// The body bytes still to come, when the header announced a length.
   std::optional<std::uint64_t> body_remaining() const;
 
+  /// Whether a request that has arrived whole, in the plainest form (see
+  /// read_direct()), is read without Beast (the default). Off, Beast reads
+  /// every request: the fuzz target compares the two.
+  void set_direct(bool on) noexcept { direct_ = on; }
+  /// Whether the request last completed was read without Beast.
+  bool read_directly() const noexcept { return read_directly_; }
+
  private:
+  enum class direct : std::uint8_t { declined, complete, refused };
+  direct read_direct(std::string_view in, std::size_t& used);
   bool header_complete(std::string_view in);
   int check_request_line(std::string_view in);
   void start();
@@ -78,6 +87,8 @@ class request_reader {
   bool line_done_ = false;           // the request line ended within its limit
   std::size_t header_consumed_ = 0;  // header bytes Beast took in earlier put() calls
   bool continue_sent_ = false;
+  bool direct_ = true;
+  bool read_directly_ = false;
   bool keep_alive_ = true;
   int error_status_ = 0;
 };

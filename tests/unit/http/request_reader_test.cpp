@@ -51,6 +51,100 @@ std::string post(std::string body, std::string headers = "") {
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// What the reader made of one whole request, and whether Beast read it.
+struct read_one {
+  request req;
+  bool keep_alive = false;
+  int error = 0;
+  bool direct = false;
+};
+
+read_one read_whole(std::string_view wire, bool direct) {
+  request_reader reader(16 * 1024, 1 << 20);
+  reader.set_direct(direct);
+  std::size_t used = 0;
+  read_one out;
+  auto r = reader.parse(wire, used);
+  if (r == request_reader::result::error) out.error = reader.error_status();
+  if (r == request_reader::result::complete) {
+    EXPECT_EQ(used, wire.size());
+    out.req = reader.current();
+    out.keep_alive = reader.keep_alive();
+    out.direct = reader.read_directly();
+  }
+  return out;
+}
+
+void expect_same(const read_one& a, const read_one& b, std::string_view wire) {
+  EXPECT_EQ(a.error, b.error) << wire;
+  EXPECT_EQ(a.keep_alive, b.keep_alive) << wire;
+  EXPECT_EQ(a.req.method, b.req.method) << wire;
+  EXPECT_EQ(a.req.target, b.req.target) << wire;
+  EXPECT_EQ(a.req.version, b.req.version) << wire;
+  EXPECT_EQ(a.req.accepts_gzip, b.req.accepts_gzip) << wire;
+  EXPECT_EQ(a.req.accepts_html, b.req.accepts_html) << wire;
+  EXPECT_EQ(a.req.gzip_body, b.req.gzip_body) << wire;
+  EXPECT_EQ(a.req.unsupported_encoding, b.req.unsupported_encoding) << wire;
+  EXPECT_EQ(a.req.expect_continue, b.req.expect_continue) << wire;
+  EXPECT_EQ(a.req.bad_expect, b.req.bad_expect) << wire;
+  EXPECT_EQ(a.req.content_type, b.req.content_type) << wire;
+  EXPECT_EQ(a.req.authorization, b.req.authorization) << wire;
+  EXPECT_EQ(a.req.repeated_authorization, b.req.repeated_authorization) << wire;
+  EXPECT_EQ(a.req.body, b.req.body) << wire;
+}
+
+// The requests clients send (Python's xmlrpc.client, curl, wrk, a browser's
+// fetch, HTTP/1.0 with and without keep-alive, a refused length) are read
+// without Beast, the same as Beast reads them.
+TEST(RequestReader, PlainRequestsAreReadDirectlyAsBeastReadsThem) {
+  const std::string body = "<?xml version=\"1.0\"?><methodCall/>";
+  const std::string length = "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  const std::string wires[] = {
+      "POST /RPC2 HTTP/1.1\r\nHost: 127.0.0.1:6677\r\nAccept-Encoding: gzip\r\n"
+      "Content-Type: text/xml\r\nUser-Agent: Python-xmlrpc/3.11\r\n" +
+          length + "\r\n" + body,
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n"
+      "content-type: application/json\r\n" +
+          length + "\r\n" + body,
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nAuthorization: Basic dTpw  \r\n" + length +
+          "Connection: close\r\n\r\n" + body,
+      "POST /RPC2 HTTP/1.0\r\n" + length + "Connection: Keep-Alive\r\n\r\n" + body,
+      "POST /RPC2 HTTP/1.0\r\n" + length + "\r\n" + body,
+      "GET /api HTTP/1.1\r\nHost: h\r\nAccept: text/html,application/xhtml+xml;q=0.9\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Encoding: gzip\r\nExpect: 100-continue\r\n" +
+          length + "\r\n" + body,
+  };
+  for (const std::string& wire : wires) {
+    const read_one direct = read_whole(wire, true);
+    EXPECT_TRUE(direct.direct) << wire;
+    expect_same(direct, read_whole(wire, false), wire);
+  }
+  // A POST without a length: 411 either way.
+  const std::string no_length = "POST /RPC2 HTTP/1.1\r\nHost: h\r\n\r\n";
+  EXPECT_EQ(read_whole(no_length, true).error, 411);
+  expect_same(read_whole(no_length, true), read_whole(no_length, false), no_length);
+}
+
+// What the direct reader declines, Beast reads (or refuses) as before.
+TEST(RequestReader, WhatIsNotPlainIsLeftToBeast) {
+  const std::string wires[] = {
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nX-Folded: a\r\n b\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: +2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nConnection: close, te\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nX-Bin: \xC3\xA9\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nX_Under: a\r\n\r\nab",
+      "post /RPC2 HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/2.0\r\nContent-Length: 2\r\n\r\nab",
+  };
+  for (const std::string& wire : wires) {
+    const read_one direct = read_whole(wire, true);
+    EXPECT_FALSE(direct.direct) << wire;
+    expect_same(direct, read_whole(wire, false), wire);
+  }
+}
+
 TEST(RequestReader, PipelinedRequestsAtEveryReadSize) {
   std::string wire = post("one") + post("two") + post("three");
   for (std::size_t step = 1; step <= wire.size(); ++step) {
