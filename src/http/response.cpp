@@ -1,5 +1,7 @@
 #include "http/response.hpp"
 
+#include "value/sink.hpp"
+
 #include <charconv>
 #include <ctime>
 
@@ -64,39 +66,36 @@ std::string_view reason(int status) {
   }
 }
 
-namespace {
-
-void append_number(std::string& out, std::size_t n) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-}
-
-}  // namespace
-
 void write_head(std::string& out, std::string_view server, const response_head& head) {
-  out += "HTTP/1.1 ";
-  append_number(out, static_cast<std::size_t>(head.status));
-  out += ' ';
-  out += reason(head.status);
-  out += "\r\nServer: ";
-  out += server;
-  out += "\r\nDate: ";
-  out += http_date();
+  // Through a sink: the literal pieces go in with their lengths known.
+  rapidrpc::detail::sink to(out);
+  const auto number = [&to](std::size_t n) {
+    constexpr std::size_t digits = 20;
+    char* at = to.room(digits);
+    to.advance(std::to_chars(at, at + digits, n).ptr);
+  };
+  to.put("HTTP/1.1 ");
+  number(static_cast<std::size_t>(head.status));
+  to.put(' ');
+  to.put(reason(head.status));
+  to.put("\r\nServer: ");
+  to.put(server);
+  to.put("\r\nDate: ");
+  to.put(http_date());
   if (head.status != 204) {  // 204 has no body, and says nothing of one
-    out += "\r\nContent-Type: ";
-    out += head.content_type;
-    out += "\r\nContent-Length: ";
-    append_number(out, head.content_length);
+    to.put("\r\nContent-Type: ");
+    to.put(head.content_type);
+    to.put("\r\nContent-Length: ");
+    number(head.content_length);
   }
-  if (head.gzip) out += "\r\nContent-Encoding: gzip";
+  if (head.gzip) to.put("\r\nContent-Encoding: gzip");
   if (!head.keep_alive)
-    out += "\r\nConnection: close";
+    to.put("\r\nConnection: close");
   else if (head.http10)
-    out += "\r\nConnection: keep-alive";
-  out += "\r\n";
-  out += head.extra;
-  out += "\r\n";
+    to.put("\r\nConnection: keep-alive");
+  to.put("\r\n");
+  to.put(head.extra);
+  to.put("\r\n");
 }
 
 void write_error(std::string& out, std::string_view server, int status, bool keep_alive,
