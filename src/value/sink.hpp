@@ -72,6 +72,7 @@ class sink {
   template <class F>
   void with_string(F&& f) {
     close();
+    p_ = end_ = nullptr;  // closed: if f throws, the string stays as f left it
     f(out_);
     open(0);
   }
@@ -79,7 +80,9 @@ class sink {
  private:
   static constexpr std::size_t step = 256;
 
-  void close() noexcept { out_.resize(static_cast<std::size_t>(p_ - out_.data())); }
+  void close() noexcept {
+    if (p_ != nullptr) out_.resize(static_cast<std::size_t>(p_ - out_.data()));
+  }
 
   void open(std::size_t n) {
     const std::size_t used = out_.size();

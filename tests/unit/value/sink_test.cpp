@@ -52,6 +52,20 @@ TEST(Sink, WithStringSeesOnlyWhatWasWritten) {
   EXPECT_EQ(out, "abcde");
 }
 
+TEST(Sink, AnExceptionInWithStringLeavesTheStringAsItWasLeft) {
+  std::string out = "x";
+  try {
+    sink to(out);
+    to.put("y");
+    to.with_string([](std::string& s) {
+      s.append(100000, 'z');  // moves the string's storage
+      throw std::runtime_error("stop");
+    });
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(out, "xy" + std::string(100000, 'z'));
+}
+
 TEST(Sink, AnExceptionLeavesTheStringWithWhatWasWritten) {
   std::string out = "x";
   try {
