@@ -72,7 +72,7 @@ void append_string(sink& out, std::string_view s, invalid_utf8 policy) {
   if (p == end) {  // most strings: nothing to escape
     char* at = out.room(s.size() + 2);
     *at = '"';
-    std::memcpy(at + 1, s.data(), s.size());
+    if (!s.empty()) std::memcpy(at + 1, s.data(), s.size());  // data() may be null
     at[s.size() + 1] = '"';
     out.advance(at + s.size() + 2);
     return;

@@ -330,7 +330,8 @@ char* detail::write_double(char* at, double d) noexcept {
   // past the text. The text itself is at most 26 characters: a sign, "0.",
   // six zeros and 17 digits; or a sign, 16 digits and ".0"; or a sign, 17
   // digits, a point and "e-324". The room (max_double_chars) covers the
-  // furthest copy: 9 characters in, 24 long (and zeros: 17 in, 16 long).
+  // furthest copy: the digits after the point of a number with 16 before
+  // it, 18 characters in and 24 long (zeros: at most 17 in, 16 long).
   char digits[48];
   const int n =
       static_cast<int>(std::to_chars(digits, digits + 24, decimal.significand).ptr - digits);

@@ -13,8 +13,9 @@
 namespace rapidrpc::detail {
 
 /// The room write_double() needs: more than the longest text it lays out
-/// (26 characters), as it copies digits in fixed-length pieces.
-inline constexpr std::size_t max_double_chars = 40;
+/// (26 characters), as it copies digits in fixed-length pieces (the
+/// furthest ends 42 characters in).
+inline constexpr std::size_t max_double_chars = 48;
 /// The longest text write_date_time() lays out.
 inline constexpr std::size_t max_date_time_chars = 19;
 
@@ -55,6 +56,7 @@ class sink {
     *p_++ = c;
   }
   void put(std::string_view s) {
+    if (s.empty()) return;  // its data() may be null, which memcpy must not get
     room(s.size());
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();

@@ -70,7 +70,7 @@ void append_text(sink& out, std::string_view s, on_invalid policy) {
   p = skip_plain(p, end);
   if (p == end) {  // most text: nothing to escape
     char* at = out.room(s.size());
-    std::memcpy(at, s.data(), s.size());
+    if (!s.empty()) std::memcpy(at, s.data(), s.size());  // data() may be null
     out.advance(at + s.size());
     return;
   }

@@ -38,6 +38,15 @@ TEST(Sink, GrowsPastEveryStepAndKeepsEveryByte) {
   EXPECT_EQ(out, expected);
 }
 
+TEST(Sink, AnEmptyPieceWithoutDataIsNothing) {
+  std::string out = "a";
+  {
+    sink to(out);
+    to.put(std::string_view());
+  }
+  EXPECT_EQ(out, "a");
+}
+
 TEST(Sink, WithStringSeesOnlyWhatWasWritten) {
   std::string out;
   {
@@ -85,6 +94,8 @@ TEST(WriteDouble, TheLongestTextsOfEachForm) {
       {-9.999999999999999e20, "-999999999999999868928.0"},      // plain, exact integer
       {-2.2250738585072014e-308, "-2.2250738585072014e-308"},   // exponent
       {-1.7976931348623157e308, "-1.7976931348623157e+308"},
+      {-1234567890123456.8, "-1234567890123456.8"},  // the furthest copy of digits
+      {-4503599627370495.5, "-4503599627370495.5"},
       {-1e15, "-1000000000000000.0"},                // one digit, fifteen zeros
       {-9007199254740991.0, "-9007199254740991.0"},  // 2^53 - 1
       {1e21, "1e+21"},
