@@ -7,6 +7,7 @@
 #include <fmt/format.h>  // fmt::detail::dragonbox
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -297,6 +298,53 @@ void append_base64(std::string& out, std::string_view data) {
   append_base64(out, std::span(reinterpret_cast<const std::uint8_t*>(data.data()), data.size()));
 }
 
+namespace {
+
+// The shortest digits of a double that is exactly a short decimal: 0 <
+// magnitude < 2^53 is m * 2^e with m odd, and for e = -f < 0 that is
+// m * 5^f / 10^f, so when m * 5^f (or, for e >= 0, the integer itself) has
+// at most 15 digits, it is the whole decimal expansion. No other decimal of
+// at most 15 significant digits rounds to the same double (DBL_DIG: such
+// decimals come back from a double unchanged), so no shorter text reads
+// back as it: these are the digits Dragonbox finds, without its 128-bit
+// arithmetic (about 20 instructions here against its 180).
+// Integers, halves, quarters, 0.15625: what binary floating point holds
+// exactly, and what programs often send.
+bool exact_short_digits(double magnitude, std::uint64_t& significand, int& exponent) noexcept {
+  constexpr std::uint64_t limit = 1'000'000'000'000'000;  // 10^15
+  static constexpr auto powers_of_5 = [] {                // 5^0 .. 5^21, the last below 10^15
+    std::array<std::uint64_t, 22> p{1};
+    for (std::size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 5;
+    return p;
+  }();
+  static constexpr auto largest_m = [] {  // m * 5^f < 10^15 while m <= largest_m[f]
+    std::array<std::uint64_t, powers_of_5.size()> m{};
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = (limit - 1) / powers_of_5[i];
+    return m;
+  }();
+  const auto bits = std::bit_cast<std::uint64_t>(magnitude);
+  const int biased = static_cast<int>(bits >> 52);
+  if (biased == 0) return false;  // subnormal
+  std::uint64_t m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+  const int zeros = std::countr_zero(m);
+  m >>= zeros;
+  const int e = biased - 1075 + zeros;  // magnitude = m * 2^e
+  if (e >= 0) {
+    m <<= e;  // below 2^53 (the caller's range)
+    if (m >= limit) return false;
+    significand = m;
+    exponent = 0;
+    return true;
+  }
+  const int f = -e;
+  if (f >= static_cast<int>(powers_of_5.size()) || m > largest_m[f]) return false;
+  significand = m * powers_of_5[f];
+  exponent = e;
+  return true;
+}
+
+}  // namespace
+
 char* detail::write_double(char* at, double d) noexcept {
   if (!std::isfinite(d)) return nullptr;
   // Plain decimal where it stays short (the spec's grammar has no exponent),
@@ -318,12 +366,20 @@ char* detail::write_double(char* at, double d) noexcept {
     }
     return p;
   }
-  // Elsewhere the same text, laid out from the shortest digits alone:
-  // fmt's Dragonbox (in its detail namespace: fmt 9 has no public call that
-  // gives only the digits) finds them in a third of std::to_chars's time,
-  // which was a fifth of a large JSON-RPC echo's CPU (docs/benchmarks.md).
-  // A unit test compares the text with std::to_chars's over many doubles.
-  const auto decimal = fmt::detail::dragonbox::to_decimal(magnitude);
+  // Elsewhere the same text, laid out from the shortest digits alone. A
+  // double that is exactly a short decimal has them at hand (all such
+  // doubles lie in the plain range); for the rest, fmt's Dragonbox (in its
+  // detail namespace: fmt 9 has no public call that gives only the digits)
+  // finds them in a third of std::to_chars's time, which was a fifth of a
+  // large JSON-RPC echo's CPU (docs/benchmarks.md). A unit test compares the
+  // text with std::to_chars's over many doubles of both kinds.
+  std::uint64_t significand = 0;
+  int exponent10 = 0;
+  if (!exact_short_digits(magnitude, significand, exponent10)) {
+    const auto decimal = fmt::detail::dragonbox::to_decimal(magnitude);
+    significand = decimal.significand;
+    exponent10 = decimal.exponent;
+  }
   // The digits, then room to read past them: pieces of them are copied 24
   // bytes at a time (a copy of known length, no call), whatever their
   // length; what lands past a piece's end is overwritten or left in the room
@@ -333,9 +389,8 @@ char* detail::write_double(char* at, double d) noexcept {
   // furthest copy: the digits after the point of a number with 16 before
   // it, 18 characters in and 24 long (zeros: at most 17 in, 16 long).
   char digits[48];
-  const int n =
-      static_cast<int>(std::to_chars(digits, digits + 24, decimal.significand).ptr - digits);
-  const int point = n + decimal.exponent;  // digits before the decimal point
+  const int n = static_cast<int>(std::to_chars(digits, digits + 24, significand).ptr - digits);
+  const int point = n + exponent10;  // digits before the decimal point
   char* p = at;
   const auto put = [&p](const char* from, int count) {
     std::memcpy(p, from, 24);

@@ -316,7 +316,17 @@ TEST(Literals, DoublesAreWrittenAsStdToCharsWritesThem) {
     cases.push_back(std::pow(10.0, exponent(rng)) * (bits & 1 ? -1 : 1));
     cases.push_back(static_cast<double>(static_cast<std::int64_t>(bits % 2000001) - 1000000) /
                     std::pow(10.0, static_cast<int>(bits >> 60)));
+    // Exact short decimals (an integer over a power of two) and the doubles
+    // next to them, on both sides of 15 digits.
+    const double dyadic = std::ldexp(static_cast<double>(bits >> (11 + (bits & 31))),
+                                     -static_cast<int>((bits >> 5) % 64));
+    cases.push_back(dyadic);
+    cases.push_back(std::nextafter(dyadic, 0.0));
+    cases.push_back(std::nextafter(dyadic, 1e300));
   }
+  for (std::uint64_t m = 1; m < 4096; m += 2)  // m * 5^f just below and above 10^15
+    for (int f = 1; f <= 22; ++f) cases.push_back(std::ldexp(static_cast<double>(m), -f));
+  for (double v = 999'999'999'999'990; v <= 1'000'000'000'000'010; ++v) cases.push_back(v);
   for (double d : cases) {
     std::string got;
     ASSERT_TRUE(append_double(got, d));
