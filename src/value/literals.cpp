@@ -380,49 +380,56 @@ char* detail::write_double(char* at, double d) noexcept {
     significand = decimal.significand;
     exponent10 = decimal.exponent;
   }
-  // The digits, then room to read past them: pieces of them are copied 24
-  // bytes at a time (a copy of known length, no call), whatever their
-  // length; what lands past a piece's end is overwritten or left in the room
-  // past the text. The text itself is at most 26 characters: a sign, "0.",
-  // six zeros and 17 digits; or a sign, 16 digits and ".0"; or a sign, 17
-  // digits, a point and "e-324". The room (max_double_chars) covers the
-  // furthest copy: the digits after the point of a number with 16 before
-  // it, 18 characters in and 24 long (zeros: at most 17 in, 16 long).
-  char digits[48];
-  const int n = static_cast<int>(std::to_chars(digits, digits + 24, significand).ptr - digits);
+  static constexpr auto powers_of_10 = [] {
+    std::array<std::uint64_t, 20> p{1};
+    for (std::size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
+    return p;
+  }();
+  // How many digits (at most 17): log10 from the bit width, then one check.
+  const int estimate = static_cast<int>((std::bit_width(significand) * 1233) >> 12);
+  const int n = estimate + (significand < powers_of_10[estimate] ? 0 : 1);
   const int point = n + exponent10;  // digits before the decimal point
   char* p = at;
-  const auto put = [&p](const char* from, int count) {
-    std::memcpy(p, from, 24);
-    p += count;
-  };
-  const auto zeros = [&p](int count) {  // at most 15 (below 2^53, 16 digits)
+  const auto zeros = [&p](int count) {  // at most 16 (below 2^53, 16 digits)
     std::memset(p, '0', 16);
     p += count;
   };
   if (d < 0) *p++ = '-';
   if (plain) {
+    // The digits are written where they go: copying them from a buffer
+    // just written (as this did) waits on those byte stores, and perf put
+    // most of the time of writing a double on that wait. The text is at
+    // most 26 characters: a sign, "0.", six zeros and 17 digits; or a
+    // sign, 16 digits and ".0". Zeros are set 16 at a time from at most 17
+    // characters in: the room (max_double_chars) covers it.
     if (point <= 0) {
       *p++ = '0';
       *p++ = '.';
       zeros(-point);
-      put(digits, n);
-    } else if (point >= n) {
-      put(digits, n);
+      return std::to_chars(p, p + n, significand).ptr;
+    }
+    if (point >= n) {
+      p = std::to_chars(p, p + n, significand).ptr;
       zeros(point - n);
       *p++ = '.';
       *p++ = '0';
-    } else {
-      put(digits, point);
-      *p++ = '.';
-      put(digits + point, n - point);
+      return p;
     }
-    return p;
+    // A point among the digits: all of them one place to the right, then
+    // those before the point back one place, byte by byte.
+    std::to_chars(p + 1, p + 1 + n, significand);
+    for (int i = 0; i < point; ++i) p[i] = p[i + 1];
+    p[point] = '.';
+    return p + n + 1;
   }
+  // The exponent form: a sign, 17 digits, a point and "e-324" at most.
+  char digits[24];
+  std::to_chars(digits, digits + n, significand);
   *p++ = digits[0];
   if (n > 1) {
     *p++ = '.';
-    put(digits + 1, n - 1);
+    std::memcpy(p, digits + 1, static_cast<std::size_t>(n - 1));
+    p += n - 1;
   }
   const int exponent = point - 1;
   *p++ = 'e';
