@@ -10,7 +10,14 @@
 // bit for bit, ids verbatim), and writing it again gives the same bytes. The
 // same text read as a response: if accepted, written back (result or error)
 // it reads as the same response.
+//
+// The public calls read with the direct reader first (basic_parser where it
+// gives up); each of them (request, response, any value; default and small
+// limits) must give what basic_parser alone gives: the same message, value
+// or response (doubles bit for bit, i4 and i8 apart, members in order), and
+// the same error, to its text.
 #include "fuzz_support.hpp"
+#include "jsonrpc/reader.hpp"
 
 #include <rapidrpc/jsonrpc.hpp>
 
@@ -95,6 +102,87 @@ void check_response(std::string_view text) {
                std::get<rapidrpc::fault>(r->outcome).message());
 }
 
+bool same_error(const jsonrpc::error_reply& a, const jsonrpc::error_reply& b) {
+  return a.id == b.id && a.code == b.code && a.detail == b.detail;
+}
+
+// `same` compares doubles bit for bit but not i4 with i8: kinds too.
+bool same_kinds(const rapidrpc::value& a, const rapidrpc::value& b) {
+  if (a.type() != b.type()) return false;
+  if (const auto* x = a.get_if<rapidrpc::array>()) {
+    const auto& y = b.as<rapidrpc::array>();
+    for (std::size_t i = 0; i < x->size(); ++i)
+      if (!same_kinds((*x)[i], y[i])) return false;
+  } else if (const auto* s = a.get_if<rapidrpc::structure>()) {
+    auto j = b.as<rapidrpc::structure>().begin();
+    for (auto i = s->begin(); i != s->end(); ++i, ++j)
+      if (i->first != j->first || !same_kinds(i->second, j->second)) return false;
+  }
+  return true;
+}
+
+bool same_exactly(const rapidrpc::value& a, const rapidrpc::value& b) {
+  return same(a, b) && same_kinds(a, b);
+}
+
+// The direct reader against basic_parser alone, under `lim`.
+void check_direct_reader(std::string_view text, const rapidrpc::limits& lim) {
+  using jsonrpc::detail::reader;
+  namespace d = jsonrpc::detail;
+  {
+    auto a = d::parse_request(text, lim, reader::direct_first);
+    auto b = d::parse_request(text, lim, reader::boost_only);
+    FUZZ_CHECK(a.index() == b.index());
+    if (const auto* e = std::get_if<jsonrpc::error_reply>(&a)) {
+      FUZZ_CHECK(same_error(*e, std::get<jsonrpc::error_reply>(b)));
+    } else {
+      const auto& x = std::get<jsonrpc::message>(a);
+      const auto& y = std::get<jsonrpc::message>(b);
+      FUZZ_CHECK(x.batch == y.batch && x.entries.size() == y.entries.size());
+      for (std::size_t i = 0; i < x.entries.size(); ++i) {
+        FUZZ_CHECK(x.entries[i].index() == y.entries[i].index());
+        if (const auto* bad = std::get_if<jsonrpc::error_reply>(&x.entries[i])) {
+          FUZZ_CHECK(same_error(*bad, std::get<jsonrpc::error_reply>(y.entries[i])));
+          continue;
+        }
+        const auto& p = std::get<jsonrpc::request>(x.entries[i]);
+        const auto& q = std::get<jsonrpc::request>(y.entries[i]);
+        FUZZ_CHECK(same_request(p, q));
+        FUZZ_CHECK(same_exactly(rapidrpc::value(p.params), rapidrpc::value(q.params)));
+        if (p.named) FUZZ_CHECK(same_exactly(rapidrpc::value(*p.named), rapidrpc::value(*q.named)));
+      }
+    }
+  }
+  {
+    auto a = d::parse_value(text, lim, reader::direct_first);
+    auto b = d::parse_value(text, lim, reader::boost_only);
+    FUZZ_CHECK(a.index() == b.index());
+    if (const auto* e = std::get_if<jsonrpc::error_reply>(&a))
+      FUZZ_CHECK(same_error(*e, std::get<jsonrpc::error_reply>(b)));
+    else
+      FUZZ_CHECK(same_exactly(std::get<rapidrpc::value>(a), std::get<rapidrpc::value>(b)));
+  }
+  {
+    auto a = d::parse_response(text, lim, reader::direct_first);
+    auto b = d::parse_response(text, lim, reader::boost_only);
+    FUZZ_CHECK(a.index() == b.index());
+    if (const auto* e = std::get_if<jsonrpc::error_reply>(&a)) {
+      FUZZ_CHECK(same_error(*e, std::get<jsonrpc::error_reply>(b)));
+    } else {
+      const auto& x = std::get<jsonrpc::response>(a);
+      const auto& y = std::get<jsonrpc::response>(b);
+      FUZZ_CHECK(x.id == y.id && x.outcome.index() == y.outcome.index());
+      if (const auto* v = std::get_if<rapidrpc::value>(&x.outcome)) {
+        FUZZ_CHECK(same_exactly(*v, std::get<rapidrpc::value>(y.outcome)));
+      } else {
+        const auto& f = std::get<rapidrpc::fault>(x.outcome);
+        const auto& g = std::get<rapidrpc::fault>(y.outcome);
+        FUZZ_CHECK(f.code() == g.code() && f.message() == g.message());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -134,5 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   check_response(text);
+  check_direct_reader(text, {});
+  check_direct_reader(text, small);
   return 0;
 }

@@ -3,6 +3,7 @@
 // parse_request) and the response written into a reused buffer. Bytes/s
 // counts the document read or written.
 #include "inputs.hpp"
+#include "jsonrpc/reader.hpp"
 #include "report.hpp"
 
 #include <rapidrpc/jsonrpc.hpp>
@@ -80,9 +81,10 @@ void xmlrpc_write_response(benchmark::State& state, input in) {
   report(state, before, out.size(), c.items);
 }
 
-void jsonrpc_parse_request(benchmark::State& state, input in) {
+// `how`: the direct reader first (as the server reads), or basic_parser alone.
+void parse_request(benchmark::State& state, input in, jsonrpc::detail::reader how) {
   const call& c = call_of(in);
-  auto parsed = jsonrpc::parse_request(c.json_request);
+  auto parsed = jsonrpc::detail::parse_request(c.json_request, {}, how);
   const auto* m = std::get_if<jsonrpc::message>(&parsed);
   const auto* r = m != nullptr && m->entries.size() == 1
                       ? std::get_if<jsonrpc::request>(&m->entries.front())
@@ -91,9 +93,13 @@ void jsonrpc_parse_request(benchmark::State& state, input in) {
     state.SkipWithError("the request does not read back as the call written");
     return;
   }
+  if (!jsonrpc::detail::reads_directly(c.json_request)) {
+    state.SkipWithError("the direct reader gave up");
+    return;
+  }
   const std::size_t before = allocation_count();
   for (auto _ : state) {
-    auto result = jsonrpc::parse_request(c.json_request);
+    auto result = jsonrpc::detail::parse_request(c.json_request, {}, how);
     if (!std::holds_alternative<jsonrpc::message>(result)) {
       state.SkipWithError("the request does not parse");
       break;
@@ -101,6 +107,12 @@ void jsonrpc_parse_request(benchmark::State& state, input in) {
     benchmark::DoNotOptimize(result);
   }
   report(state, before, c.json_request.size(), c.items);
+}
+void jsonrpc_parse_request(benchmark::State& state, input in) {
+  parse_request(state, in, jsonrpc::detail::reader::direct_first);
+}
+void jsonrpc_parse_request_boost(benchmark::State& state, input in) {
+  parse_request(state, in, jsonrpc::detail::reader::boost_only);
 }
 
 void jsonrpc_write_result(benchmark::State& state, input in) {
@@ -134,6 +146,10 @@ BENCHMARK_CAPTURE(xmlrpc_write_response, base64, input::base64)->Unit(benchmark:
 BENCHMARK_CAPTURE(jsonrpc_parse_request, small, input::small);
 BENCHMARK_CAPTURE(jsonrpc_parse_request, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_parse_request, base64, input::base64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, small, input::small);
+BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, array, input::array)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, base64, input::base64)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_write_result, small, input::small);
 BENCHMARK_CAPTURE(jsonrpc_write_result, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_write_result, base64, input::base64)->Unit(benchmark::kMillisecond);

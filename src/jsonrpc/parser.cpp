@@ -1,12 +1,16 @@
-// The JSON-RPC reader: Boost.JSON's basic_parser (a strict, non-recursive
-// SAX parser) with a handler that builds rapidrpc::values directly and reads
-// the request envelopes as they stream past, so a request is never held as
-// a generic JSON tree. docs/jsonrpc.md has the rules; bench/json_choice has
-// why this parser.
+// The JSON-RPC reader: a handler that builds rapidrpc::values directly and
+// reads the request envelopes as they stream past, so a request is never
+// held as a generic JSON tree. Its events come from the direct reader
+// (scanner.hpp), and from Boost.JSON's basic_parser (a strict, non-recursive
+// SAX parser) for any text the direct reader gives up on. docs/jsonrpc.md
+// has the rules; bench/json_choice has why this parser.
+#include "jsonrpc/reader.hpp"
+
 #include <rapidrpc/jsonrpc.hpp>
 
 #include <rapidrpc/literals.hpp>
 
+#include "jsonrpc/scanner.hpp"
 #include "value/decimal.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -241,6 +245,13 @@ class handler {
     else if (parse_double(text, exact) == literal_status::ok)
       d = exact;
     number_.clear();
+    return add(d, ec);
+  }
+
+  // The direct reader's decimal: d is already the nearest double to the
+  // text, and finite.
+  bool on_decimal(double d, bj::string_view s, bj::error_code& ec) {
+    if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
     return add(d, ec);
   }
 
@@ -522,12 +533,44 @@ std::optional<text_error> run(Parser& p, std::string_view text) {
   return std::nullopt;
 }
 
+// One text read: by the direct reader, or by basic_parser where it gave up
+// (or was not to be used); result() is the handler that has the events.
+class reading {
+ public:
+  reading(std::string_view text, const limits& lim, detail::reader how, bool response,
+          bool any_value = false)
+      : direct_(lim, response, any_value) {
+    if (how == detail::reader::direct_first) {
+      detail::scanner<handler> s(direct_, parse_options(lim).max_depth);
+      switch (s.run(text)) {
+        case detail::scan_end::done:  // the handler may still have refused what it read
+        case detail::scan_end::stopped:
+          if (direct_.failure.code != 0) error_ = std::move(direct_.failure);
+          return;
+        case detail::scan_end::gave_up:
+          break;
+      }
+    }
+    fallback_.emplace(parse_options(lim), lim, response, any_value);
+    error_ = run(*fallback_, text);
+  }
+
+  std::optional<text_error>& error() noexcept { return error_; }
+  handler& result() noexcept { return fallback_ ? fallback_->handler() : direct_; }
+
+ private:
+  handler direct_;
+  std::optional<bj::basic_parser<handler>> fallback_;
+  std::optional<text_error> error_;
+};
+
 }  // namespace
 
-std::variant<message, error_reply> parse_request(std::string_view text, const limits& lim) {
-  bj::basic_parser<handler> p(parse_options(lim), lim, false);
-  if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
-  auto& h = p.handler();
+std::variant<message, error_reply> detail::parse_request(std::string_view text, const limits& lim,
+                                                         reader how) {
+  reading r(text, lim, how, false);
+  if (auto& e = r.error()) return error_reply{"null", e->code, std::move(e->detail)};
+  auto& h = r.result();
   if (h.root_scalar)
     return error_reply{"null", fault_code::invalid_request,
                        "a request is an object or an array of them"};
@@ -539,22 +582,41 @@ std::variant<message, error_reply> parse_request(std::string_view text, const li
   return m;
 }
 
-std::variant<value, error_reply> parse_value(std::string_view text, const limits& lim) {
-  bj::basic_parser<handler> p(parse_options(lim), lim, false, true);
-  if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
-  auto& h = p.handler();
+std::variant<value, error_reply> detail::parse_value(std::string_view text, const limits& lim,
+                                                     reader how) {
+  reading r(text, lim, how, false, true);
+  if (auto& e = r.error()) return error_reply{"null", e->code, std::move(e->detail)};
+  auto& h = r.result();
   if (!h.inner_error().empty())
     return error_reply{"null", fault_code::invalid_params, h.inner_error()};
   return std::move(*h.root);
 }
 
-std::variant<response, error_reply> parse_response(std::string_view text, const limits& lim) {
-  bj::basic_parser<handler> p(parse_options(lim), lim, true);
-  if (auto e = run(p, text)) return error_reply{"null", e->code, std::move(e->detail)};
-  auto& h = p.handler();
+std::variant<response, error_reply> detail::parse_response(std::string_view text, const limits& lim,
+                                                           reader how) {
+  reading r(text, lim, how, true);
+  if (auto& e = r.error()) return error_reply{"null", e->code, std::move(e->detail)};
+  auto& h = r.result();
   if (!h.answer)
     return error_reply{"null", fault_code::invalid_request, "a response is one object"};
   return std::move(*h.answer);
+}
+
+bool detail::reads_directly(std::string_view text, const limits& lim) {
+  handler h(lim, false);
+  return scanner<handler>(h, parse_options(lim).max_depth).run(text) != scan_end::gave_up;
+}
+
+std::variant<message, error_reply> parse_request(std::string_view text, const limits& lim) {
+  return detail::parse_request(text, lim, detail::reader::direct_first);
+}
+
+std::variant<value, error_reply> parse_value(std::string_view text, const limits& lim) {
+  return detail::parse_value(text, lim, detail::reader::direct_first);
+}
+
+std::variant<response, error_reply> parse_response(std::string_view text, const limits& lim) {
+  return detail::parse_response(text, lim, detail::reader::direct_first);
 }
 
 }  // namespace rapidrpc::jsonrpc

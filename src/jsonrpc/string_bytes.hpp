@@ -1,0 +1,55 @@
+// Private: the bytes of a JSON string that stand for themselves, found
+// many at a time; shared by the writer (what needs no escape) and the
+// direct reader (what needs no unescaping or UTF-8 check).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace rapidrpc::jsonrpc::detail {
+
+// Printable ASCII but the quote and the backslash.
+constexpr bool plain(unsigned char c) noexcept {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+// The first byte in [p, end) that is not plain(), or `end`: sixteen (SSE2)
+// or eight bytes at a time while they are all plain.
+inline const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) noexcept {
+#if defined(__SSE2__)
+  // As signed bytes, anything below 0x20 and anything from 0x80 up is less
+  // than 0x20: one comparison finds both.
+  const __m128i space = _mm_set1_epi8(0x20);
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i stop =
+        _mm_or_si128(_mm_cmplt_epi8(w, space),
+                     _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash)));
+    if (_mm_movemask_epi8(stop) != 0) break;
+    p += 16;
+  }
+#endif
+  constexpr std::uint64_t ones = 0x0101010101010101U;
+  constexpr std::uint64_t highs = 0x8080808080808080U;
+  // Whether a byte of x is zero (exact when no byte has its high bit set).
+  const auto has_zero = [](std::uint64_t x) { return ((x - ones) & ~x & highs) != 0; };
+  while (end - p >= 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p, 8);
+    if ((w & highs) != 0) break;                    // non-ASCII
+    if ((((w - 0x20 * ones) & ~w & highs) != 0) ||  // a byte < 0x20
+        has_zero(w ^ ('"' * ones)) || has_zero(w ^ ('\\' * ones)))
+      break;
+    p += 8;
+  }
+  while (p != end && plain(*p)) ++p;
+  return p;
+}
+
+}  // namespace rapidrpc::jsonrpc::detail
