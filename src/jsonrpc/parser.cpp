@@ -233,18 +233,17 @@ class handler {
       number_.clear();
       return out_of_range("an integer beyond 64 bits", ec);
     }
-    if (!std::isfinite(d)) {
-      number_.clear();
-      return out_of_range("a number beyond the double range", ec);
-    }
-    // Boost 1.81's fast path may be one unit in the last place off; these
-    // give the nearest double (and JSON's grammar is within parse_double's).
+    // Boost 1.81's fast path may be one unit in the last place off, and
+    // makes 0e400 infinite; these give the nearest double (and JSON's
+    // grammar is within parse_double's). Where parse_double finds the text
+    // out of range, Boost's double stands: 0 for 1e-400, infinite beyond.
     double exact = 0;
     if (!exponent && digits <= rapidrpc::detail::max_short_decimal_digits)
       d = rapidrpc::detail::exact_short_decimal(mantissa, fraction_digits, text.front() == '-');
     else if (parse_double(text, exact) == literal_status::ok)
       d = exact;
     number_.clear();
+    if (!std::isfinite(d)) return out_of_range("a number beyond the double range", ec);
     return add(d, ec);
   }
 

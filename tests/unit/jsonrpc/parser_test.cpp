@@ -222,8 +222,11 @@ TEST(Values, OutOfRangeNumbersAreInvalidParams) {
     EXPECT_EQ(e.code, fault_code::invalid_params) << n;
     EXPECT_EQ(e.id, "2");
   }
-  // Underflow to zero is a number like any other.
+  // Underflow to zero is a number like any other, and so is a zero with
+  // any exponent.
   EXPECT_EQ(param("1e-400"), value(0.0));
+  EXPECT_EQ(param("0e400"), value(0.0));
+  EXPECT_EQ(param("-0.0E+999").as<double>(), 0.0);
 }
 
 TEST(Batch, EntriesInOrder) {
