@@ -133,9 +133,15 @@ class scanner {
   }
 
  private:
+  // Whitespace: most texts have none between their values, so the first
+  // check is inlined and the loop is not.
   void skip_space() noexcept {
-    while (p_ != end_ && *p_ <= ' ' && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
-      ++p_;
+    if (p_ != end_ && *p_ <= ' ') [[unlikely]]
+      skip_space_run();
+  }
+
+  [[gnu::noinline]] void skip_space_run() noexcept {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
 
   // The innermost container ends (its closing byte read).

@@ -3,6 +3,7 @@
 // direct reader (what needs no unescaping or UTF-8 check).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -17,8 +18,9 @@ constexpr bool plain(unsigned char c) noexcept {
   return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-// The first byte in [p, end) that is not plain(), or `end`: sixteen (SSE2)
-// or eight bytes at a time while they are all plain.
+// The first byte in [p, end) that is not plain(), or `end`: sixteen bytes
+// at a time (SSE2), the first of them that is not plain found in the
+// comparison's mask; eight at a time (then one by one) in the last sixteen.
 inline const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) noexcept {
 #if defined(__SSE2__)
   // As signed bytes, anything below 0x20 and anything from 0x80 up is less
@@ -31,7 +33,8 @@ inline const unsigned char* skip_plain(const unsigned char* p, const unsigned ch
     const __m128i stop =
         _mm_or_si128(_mm_cmplt_epi8(w, space),
                      _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash)));
-    if (_mm_movemask_epi8(stop) != 0) break;
+    if (const int found = _mm_movemask_epi8(stop); found != 0)
+      return p + std::countr_zero(static_cast<unsigned>(found));
     p += 16;
   }
 #endif
