@@ -190,6 +190,29 @@ TEST(DirectReader, ReadsAsBasicParserReads) {
   }
 }
 
+TEST(DirectReader, ReadsLargeArraysAsBasicParserReads) {
+  // Past 4,096 items an array grows eight-fold, up to what max_elements
+  // leaves: every size around the steps, and limits that cut it short.
+  std::string text = R"({"jsonrpc":"2.0","method":"echo","params":[[)";
+  for (int i = 0; i < 40000; ++i) {
+    if (i != 0) text += ',';
+    text += i % 3 == 0   ? std::to_string(i * 7919)
+            : i % 3 == 1 ? std::to_string(i) + ".25"
+                         : "\"item-" + std::to_string(i) + '"';
+  }
+  text += R"(]],"id":1})";
+  auto m = detail::parse_request(text, {}, reader::direct_first);
+  ASSERT_TRUE(std::holds_alternative<message>(m));
+  const auto& r = std::get<request>(std::get<message>(m).entries.at(0));
+  ASSERT_EQ(r.params.at(0).as<array>().size(), 40000u);
+  EXPECT_EQ(r.params[0].as<array>()[39998], value("item-39998"));
+  expect_same(text);
+  for (std::size_t max : {4096u, 4097u, 4098u, 32768u, 32769u, 39999u, 40001u, 40002u}) {
+    const limits lim{.max_elements = max};
+    expect_same(text, lim);
+  }
+}
+
 TEST(DirectReader, ReadsChangedTextsAsBasicParserReads) {
   // Random bytes changed, inserted, removed and repeated in every text:
   // most changes break the text somewhere the direct reader must give up.
