@@ -151,11 +151,8 @@ struct value_writer {
     out.put('}');
   }
 
-  template <class Int>
-  void integer(Int i) const {
-    constexpr std::size_t digits = 20;  // a sign and 19 digits
-    char* at = out.room(digits);
-    out.advance(std::to_chars(at, at + digits, i).ptr);
+  void integer(std::int64_t i) const {
+    out.advance(rapidrpc::detail::write_integer(out.room(rapidrpc::detail::max_integer_chars), i));
   }
 };
 

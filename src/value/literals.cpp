@@ -300,6 +300,72 @@ void append_base64(std::string& out, std::string_view data) {
 
 namespace {
 
+constexpr auto powers_of_10 = [] {
+  std::array<std::uint64_t, 20> p{1};
+  for (std::size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
+  return p;
+}();
+
+// How many decimal digits v has (1 for 0): log10 from the bit width, then
+// one comparison.
+int decimal_digits(std::uint64_t v) noexcept {
+  const int estimate = static_cast<int>((std::bit_width(v) * 1233) >> 12);
+  return estimate + (v >= powers_of_10[estimate] ? 1 : 0) + (v == 0 ? 1 : 0);
+}
+
+// The eight decimal digits of v < 10^8 (leading zeros included) as ASCII in
+// one word, the first digit in the lowest byte, without a division: v is
+// split into two halves of four digits, each half into two pairs, each
+// pair into two digits, every lane at once; a multiplication and a shift
+// stand for each division by 10^4, 100 and 10 (exact in these ranges:
+// 10486 / 2^20 for 100 below 10^4, 103 / 2^10 for 10 below 100).
+std::uint64_t eight_digits(std::uint64_t v) noexcept {
+  const std::uint64_t halves = (v / 10000) | ((v % 10000) << 32);
+  const std::uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007F0000007FU;
+  const std::uint64_t pairs = hundreds | ((halves - 100 * hundreds) << 16);
+  const std::uint64_t tens = ((pairs * 103) >> 10) & 0x000F000F000F000FU;
+  const std::uint64_t digits = tens | ((pairs - 10 * tens) << 8);
+  return digits + 0x3030303030303030U;
+}
+
+// The last n (1..8) of v's eight digits at p, as one 8-byte store.
+char* put_digits(char* p, std::uint64_t v, int n) noexcept {
+  const std::uint64_t word = eight_digits(v) >> (8 * (8 - n));
+  std::memcpy(p, &word, 8);
+  return p + n;
+}
+
+// v's n digits (n = decimal_digits(v)) at p, eight at a time: the first
+// group has what is left over (1 to 8 digits), the others eight each.
+char* put_decimal(char* p, std::uint64_t v, int n) noexcept {
+  if (n <= 8) return put_digits(p, v, n);
+  if (n <= 16) {
+    p = put_digits(p, v / 100'000'000, n - 8);
+    return put_digits(p, v % 100'000'000, 8);
+  }
+  constexpr std::uint64_t e16 = 10'000'000'000'000'000;
+  p = put_digits(p, v / e16, n - 16);
+  p = put_digits(p, v % e16 / 100'000'000, 8);
+  return put_digits(p, v % 100'000'000, 8);
+}
+
+}  // namespace
+
+char* detail::write_unsigned(char* at, std::uint64_t v) noexcept {
+  return put_decimal(at, v, decimal_digits(v));
+}
+
+char* detail::write_integer(char* at, std::int64_t i) noexcept {
+  std::uint64_t magnitude = static_cast<std::uint64_t>(i);
+  if (i < 0) {
+    *at++ = '-';
+    magnitude = 0 - magnitude;  // also right for INT64_MIN
+  }
+  return put_decimal(at, magnitude, decimal_digits(magnitude));
+}
+
+namespace {
+
 // The shortest digits of a double that is exactly a short decimal: 0 <
 // magnitude < 2^53 is m * 2^e with m odd, and for e = -f < 0 that is
 // m * 5^f / 10^f, so when m * 5^f (or, for e >= 0, the integer itself) has
@@ -380,15 +446,8 @@ char* detail::write_double(char* at, double d) noexcept {
     significand = decimal.significand;
     exponent10 = decimal.exponent;
   }
-  static constexpr auto powers_of_10 = [] {
-    std::array<std::uint64_t, 20> p{1};
-    for (std::size_t i = 1; i < p.size(); ++i) p[i] = p[i - 1] * 10;
-    return p;
-  }();
-  // How many digits (at most 17): log10 from the bit width, then one check.
-  const int estimate = static_cast<int>((std::bit_width(significand) * 1233) >> 12);
-  const int n = estimate + (significand < powers_of_10[estimate] ? 0 : 1);
-  const int point = n + exponent10;  // digits before the decimal point
+  const int n = decimal_digits(significand);  // at most 17
+  const int point = n + exponent10;           // digits before the decimal point
   char* p = at;
   const auto zeros = [&p](int count) {  // at most 16 (below 2^53, 16 digits)
     std::memset(p, '0', 16);
@@ -406,10 +465,10 @@ char* detail::write_double(char* at, double d) noexcept {
       *p++ = '0';
       *p++ = '.';
       zeros(-point);
-      return std::to_chars(p, p + n, significand).ptr;
+      return put_decimal(p, significand, n);
     }
     if (point >= n) {
-      p = std::to_chars(p, p + n, significand).ptr;
+      p = put_decimal(p, significand, n);
       zeros(point - n);
       *p++ = '.';
       *p++ = '0';
@@ -417,14 +476,14 @@ char* detail::write_double(char* at, double d) noexcept {
     }
     // A point among the digits: all of them one place to the right, then
     // those before the point back one place, byte by byte.
-    std::to_chars(p + 1, p + 1 + n, significand);
+    put_decimal(p + 1, significand, n);
     for (int i = 0; i < point; ++i) p[i] = p[i + 1];
     p[point] = '.';
     return p + n + 1;
   }
   // The exponent form: a sign, 17 digits, a point and "e-324" at most.
-  char digits[24];
-  std::to_chars(digits, digits + n, significand);
+  char digits[32];
+  put_decimal(digits, significand, n);
   *p++ = digits[0];
   if (n > 1) {
     *p++ = '.';

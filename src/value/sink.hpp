@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -18,6 +19,16 @@ namespace rapidrpc::detail {
 inline constexpr std::size_t max_double_chars = 48;
 /// The longest text write_date_time() lays out.
 inline constexpr std::size_t max_date_time_chars = 19;
+/// The room write_integer() needs: a sign and 19 digits, and up to 7 bytes
+/// past them, as it stores eight digits at a time.
+inline constexpr std::size_t max_integer_chars = 28;
+
+/// Lays out the decimal text of `i` (as std::to_chars would) at `at` (room
+/// for max_integer_chars; the bytes past the text may be written too) and
+/// returns its end.
+char* write_integer(char* at, std::int64_t i) noexcept;
+/// The same for an unsigned value (20 digits at most).
+char* write_unsigned(char* at, std::uint64_t v) noexcept;
 
 /// Lays out append_double()'s text at `at` (room for max_double_chars; the
 /// bytes past the text may be written too) and returns its end; nullptr for

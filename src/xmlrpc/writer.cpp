@@ -181,12 +181,11 @@ struct value_writer {
     out.put("</struct>");
   }
 
-  template <std::size_t Open, std::size_t Close, class Int>
-  void integer(const char (&open)[Open], Int i, const char (&close)[Close]) const {
-    constexpr std::size_t digits = 20;  // a sign and 19 digits
-    char* at = out.room(Open - 1 + digits + Close - 1);
+  template <std::size_t Open, std::size_t Close>
+  void integer(const char (&open)[Open], std::int64_t i, const char (&close)[Close]) const {
+    char* at = out.room(Open - 1 + rapidrpc::detail::max_integer_chars + Close - 1);
     std::memcpy(at, open, Open - 1);
-    at = std::to_chars(at + Open - 1, at + Open - 1 + digits, i).ptr;
+    at = rapidrpc::detail::write_integer(at + Open - 1, i);
     std::memcpy(at, close, Close - 1);
     out.advance(at + Close - 1);
   }

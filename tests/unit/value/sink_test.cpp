@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace rapidrpc::detail {
 namespace {
@@ -111,6 +116,42 @@ TEST(WriteDouble, TheLongestTextsOfEachForm) {
   char text[max_double_chars];
   EXPECT_EQ(write_double(text, std::numeric_limits<double>::infinity()), nullptr);
   EXPECT_EQ(write_double(text, std::numeric_limits<double>::quiet_NaN()), nullptr);
+}
+
+// write_integer and write_unsigned write what std::to_chars writes, for
+// every digit count and both sides of each power of ten, and touch nothing
+// past their room.
+TEST(WriteInteger, AsStdToCharsWritesThem) {
+  std::vector<std::uint64_t> cases = {0,
+                                      1,
+                                      9,
+                                      10,
+                                      99,
+                                      100,
+                                      std::numeric_limits<std::uint64_t>::max(),
+                                      std::numeric_limits<std::uint64_t>::max() - 1};
+  std::uint64_t p = 1;
+  for (int i = 0; i < 19; ++i, p *= 10)
+    for (std::uint64_t d : {p - 1, p, p + 1, 2 * p - 1, 5 * p, 9 * p + (p - 1)}) cases.push_back(d);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200000; ++i) cases.push_back(rng() >> (rng() % 64));
+  const auto check = [](auto v, char* (*write)(char*, decltype(v)) noexcept) {
+    char want[32];
+    const auto w = std::to_chars(want, want + sizeof want, v);
+    char got[max_integer_chars + 4];
+    std::memset(got, '#', sizeof got);
+    char* end = write(got, v);
+    ASSERT_EQ(std::string_view(got, static_cast<std::size_t>(end - got)),
+              std::string_view(want, static_cast<std::size_t>(w.ptr - want)))
+        << v;
+    for (std::size_t k = max_integer_chars; k < sizeof got; ++k) ASSERT_EQ(got[k], '#') << v;
+  };
+  for (std::uint64_t v : cases) {
+    check(v, &write_unsigned);
+    check(static_cast<std::int64_t>(v), &write_integer);
+    check(-static_cast<std::int64_t>(v >> 1), &write_integer);
+  }
+  check(std::numeric_limits<std::int64_t>::min(), &write_integer);
 }
 
 TEST(WriteDateTime, BothForms) {
