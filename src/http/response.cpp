@@ -2,7 +2,6 @@
 
 #include "value/sink.hpp"
 
-#include <charconv>
 #include <ctime>
 
 namespace rapidrpc::http {
@@ -70,9 +69,7 @@ void write_head(std::string& out, std::string_view server, const response_head& 
   // Through a sink: the literal pieces go in with their lengths known.
   rapidrpc::detail::sink to(out);
   const auto number = [&to](std::size_t n) {
-    constexpr std::size_t digits = 20;
-    char* at = to.room(digits);
-    to.advance(std::to_chars(at, at + digits, n).ptr);
+    to.advance(rapidrpc::detail::write_unsigned(to.room(rapidrpc::detail::max_integer_chars), n));
   };
   to.put("HTTP/1.1 ");
   number(static_cast<std::size_t>(head.status));
