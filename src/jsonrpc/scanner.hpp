@@ -60,30 +60,23 @@ class scanner {
       if (p_ == end_) return scan_end::gave_up;
       switch (*p_) {
         case '{':
+        case '[': {
           if (stack_.size() == max_depth_) return scan_end::gave_up;
-          ++p_;
-          if (!h_.on_object_begin(ec_)) return scan_end::stopped;
-          stack_.push_back('{');
+          const bool object = *p_++ == '{';
+          if (!(object ? h_.on_object_begin(ec_) : h_.on_array_begin(ec_)))
+            return scan_end::stopped;
+          stack_.push_back(object ? '{' : '[');
           skip_space();
-          if (p_ != end_ && *p_ == '}') {
+          if (p_ != end_ && *p_ == static_cast<unsigned char>(object ? '}' : ']')) {  // empty
             ++p_;
             if (!close()) return scan_end::stopped;
             break;
           }
-          if (auto e = key(); e != scan_end::done) return e;
-          continue;  // its value
-        case '[':
-          if (stack_.size() == max_depth_) return scan_end::gave_up;
-          ++p_;
-          if (!h_.on_array_begin(ec_)) return scan_end::stopped;
-          stack_.push_back('[');
-          skip_space();
-          if (p_ != end_ && *p_ == ']') {
-            ++p_;
-            if (!close()) return scan_end::stopped;
-            break;
+          if (object) {
+            if (auto e = key(); e != scan_end::done) return e;
           }
           continue;  // its first value
+        }
         case '"': {
           std::string_view s;
           if (!string(s)) return scan_end::gave_up;
