@@ -12,11 +12,11 @@
 // nine digits, and on nesting deeper than basic_parser's own max_depth.
 // The sizes basic_parser passes to on_object_end and on_array_end are not
 // counted (0): the handler does not read them. What it takes in one step
-// that basic_parser takes in several: a number's
-// digits are read once, straight into the value (basic_parser's double is
-// not correctly rounded, so the handler read the digits a second time); a
-// string without escapes is handed over where it lies, its plain bytes
-// found 16 at a time.
+// that basic_parser takes in several: a number's digits are read once,
+// eight at a time, straight into the value (basic_parser's double is not
+// correctly rounded, so behind it the handler reads the digits a second
+// time); a string without escapes is handed over where it lies, its plain
+// bytes found 16 at a time.
 #pragma once
 
 #include <rapidrpc/literals.hpp>

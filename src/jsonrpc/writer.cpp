@@ -19,7 +19,6 @@ using rapidrpc::detail::sink;
 
 constexpr char hex_digits[] = "0123456789abcdef";
 
-using detail::plain;
 using detail::skip_plain;
 
 // Appends `s` quoted, with what JSON requires escaped. Invalid UTF-8 is
