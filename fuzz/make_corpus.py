@@ -131,9 +131,15 @@ def http_request():
     w("content-encoding-unsupported", b"~", post(body, b"Content-Encoding: br\r\n"))
     w("get-then-post", b"~", b"GET /RPC2?x=1 HTTP/1.1\r\nHost: h\r\n\r\n" + add)
     w("post-without-length", b"~", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n\r\n")
-    w("length-and-chunked", b"~", b"POST / HTTP/1.1\r\nContent-Length: 3\r\n"
+    w("length-and-chunked", b"~", b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n"
                                   b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
-    w("duplicate-length", b"~", b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab")
+    w("duplicate-length", b"~", b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n"
+                                b"Content-Length: 2\r\n\r\nab")
+    w("no-host", b"~", b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nab")
+    w("chunk-line-bare-lf", b"~", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n"
+      b"Transfer-Encoding: chunked\r\n\r\n1\nA\n0\n\n")
+    w("chunk-line-long", b"\x80", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n"
+      b"Transfer-Encoding: chunked\r\n\r\n001;" + b"e" * 1100 + b"\r\nA\r\n0\r\n\r\n")
     w("truncated-body", b"~", add[:-10])
     w("chunk-extension-unterminated-quote", b"~", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\n"
       b"Transfer-Encoding: chunked\r\n\r\n2a;e=\"x\r\n" + body[:42] + b"\r\n0\r\n\r\n")

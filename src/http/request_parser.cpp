@@ -3,6 +3,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace rapidrpc::http {
 
@@ -130,6 +131,11 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
         ec = boost::beast::http::error::multiple_content_length;
       content_length_seen_ = true;
       break;
+    case field::host:
+      // Two Host fields leave which host is meant to whoever reads them.
+      if (host_seen_) ec = boost::beast::http::error::bad_field;
+      host_seen_ = true;
+      break;
     case field::transfer_encoding:
       // Beast takes "gzip" or "chunked, identity" as no transfer coding and
       // may then frame by Content-Length; only plain chunked is understood.
@@ -142,6 +148,10 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
 }
 
 void request_parser::on_header_impl(error_code& ec) {
+  if (out_.version == 11 && !host_seen_) {
+    ec = boost::beast::http::error::bad_field;
+    return;
+  }
   if (hook_ == nullptr) return;
   if (int status = hook_->on_header(out_)) {
     // Stops the parse here: the body is never read.
@@ -175,6 +185,23 @@ std::size_t request_parser::on_body_impl(string_view body, error_code&) {
     out_.body.reserve(std::min(announced_, std::max(needed, 8 * out_.body.capacity())));
   out_.body.append(body.data(), body.size());
   return body.size();
+}
+
+void request_parser::on_chunk_header_impl(std::uint64_t, string_view extensions, error_code& ec) {
+  // Beast has found the whole line in the buffer put() was given, and the
+  // extensions follow its hex digits there: count those back to the line's
+  // start (after a LF, or the buffer's first byte). The request_reader
+  // measures a line still arriving the same way, so how the bytes are cut
+  // does not change the outcome.
+  std::size_t line = extensions.size();
+  const char* p = extensions.data();
+  if (input_ != nullptr) {
+    while (p != input_ && std::isxdigit(static_cast<unsigned char>(p[-1])) != 0) {
+      --p;
+      ++line;
+    }
+  }
+  if (line > max_chunk_line) ec = boost::beast::http::error::bad_chunk_extension;
 }
 
 std::size_t request_parser::on_chunk_body_impl(std::uint64_t, string_view body, error_code&) {

@@ -23,6 +23,12 @@ enum class media : std::uint8_t {
   other,  ///< anything else
 };
 
+/// The longest chunk line taken, its CRLF aside: the size in hex (leading
+/// zeros and all) and any chunk extensions, which the server ignores.
+/// Clients send none, or a few bytes; this bounds what a client can make the
+/// server hold and scan.
+inline constexpr std::size_t max_chunk_line = 1024;
+
 /// What the server acts on in one request.
 struct request {
   boost::beast::http::verb method = boost::beast::http::verb::unknown;
@@ -71,12 +77,20 @@ class header_hook {
 /// Stricter than Beast where a lenient reading could let a request be
 /// framed differently by a proxy in front (request smuggling): a second
 /// Content-Length (even an equal one, or a list) and a Transfer-Encoding
-/// other than exactly `chunked` are errors. More than `max_fields` header
-/// (and trailer) fields is error::header_limit.
+/// other than exactly `chunked` are errors. An HTTP/1.1 request without a
+/// Host field, and any request with two, are errors (RFC 9112, 3.2). A
+/// chunk line (size and extensions) longer than max_chunk_line is
+/// error::bad_chunk_extension. More than `max_fields` header (and trailer)
+/// fields is error::header_limit.
 class request_parser final : public boost::beast::http::basic_parser<true> {
  public:
   explicit request_parser(request& out, std::size_t max_fields = 100, header_hook* hook = nullptr)
       : out_(out), max_fields_(max_fields), hook_(hook) {}
+
+  /// The first byte of the buffer the next put() is given (one buffer):
+  /// a chunk line is measured back from its extensions to its first byte,
+  /// which is never before it.
+  void set_input(const char* begin) noexcept { input_ = begin; }
 
  private:
   using error_code = boost::beast::error_code;
@@ -93,7 +107,7 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   void on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
                          error_code&) override;
   std::size_t on_body_impl(string_view body, error_code&) override;
-  void on_chunk_header_impl(std::uint64_t, string_view, error_code&) override {}
+  void on_chunk_header_impl(std::uint64_t, string_view extensions, error_code& ec) override;
   std::size_t on_chunk_body_impl(std::uint64_t, string_view body, error_code&) override;
   void on_finish_impl(error_code&) override {}
 
@@ -101,6 +115,8 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
   std::size_t max_fields_;
   std::size_t fields_ = 0;
   bool content_length_seen_ = false;
+  bool host_seen_ = false;
+  const char* input_ = nullptr;
   std::size_t announced_ = 0;  // the body's Content-Length (0 if chunked)
   header_hook* hook_;
 };

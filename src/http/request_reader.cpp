@@ -71,6 +71,24 @@ int request_reader::check_request_line(std::string_view in) {
   return in.size() >= with_crlf ? 414 : 0;
 }
 
+// What Beast has left of a chunked body when it wants more: the start of a
+// chunk line it has not found the end of (after the CRLF that ends the
+// last chunk's data, if that has come), or the last chunk's line and the
+// start of the trailer. Beast looks for CRLF only, so a line ending in a
+// bare LF would be held until a timeout, and a line of any length would be
+// held while it grows: both are answered at once, 400, the line measured
+// as request_parser measures a whole one.
+int request_reader::check_chunk_wait(std::string_view rest) const {
+  if (rest.substr(0, 2) == "\r\n") rest.remove_prefix(2);
+  const std::size_t lf = rest.find('\n');
+  if (lf == std::string_view::npos) {
+    const std::size_t line = rest.size() - (rest.ends_with('\r') ? 1 : 0);  // CR of the CRLF
+    return line > max_chunk_line ? 400 : 0;
+  }
+  if (lf == 0 || rest[lf - 1] != '\r' || lf - 1 > max_chunk_line) return 400;
+  return 0;
+}
+
 namespace {
 
 // Bytes of a header field name the direct reader takes: letters, digits and
@@ -98,10 +116,13 @@ bool iequal(std::string_view a, std::string_view b) noexcept {
 }
 
 // The fields the direct reader acts on, by name (any case).
-enum class known : std::uint8_t { other, content_length, connection, declined, recorded };
+enum class known : std::uint8_t { other, content_length, connection, host, declined, recorded };
 
 known classify(std::string_view name, bhttp::field& f) noexcept {
   switch (name.size()) {
+    case 4:
+      if (iequal(name, "host")) return known::host;
+      break;
     case 6:
       if (iequal(name, "accept")) return f = bhttp::field::accept, known::recorded;
       if (iequal(name, "expect")) return f = bhttp::field::expect, known::recorded;
@@ -147,11 +168,10 @@ known classify(std::string_view name, bhttp::field& f) noexcept {
 // are letters, digits and '-' and whose values are visible ASCII, space and
 // tab, each line ending in CRLF; no Transfer-Encoding, Upgrade or
 // Proxy-Connection, at most one Content-Length (of up to 18 digits, within
-// the body limit), Connection only "close" or "keep-alive"; within every
-// limit. Anything else (and a body not all there yet) is declined before
-// anything is consumed, and Beast reads the request as before: so this
-// reads a subset of what Beast reads, the same way (the fuzz target
-// compares the two).
+// the body limit), Connection only "close" or "keep-alive", one Host (for
+// HTTP/1.1; HTTP/1.0 at most one); within every limit. Anything else (and a body not all there yet)
+// is declined before anything is consumed, and Beast reads the request as before: so this reads a
+// subset of what Beast reads, the same way (the fuzz target compares the two).
 request_reader::direct request_reader::read_direct(std::string_view in, std::size_t& used) {
   const std::size_t end_of_head = in.substr(0, max_header_bytes_).find("\r\n\r\n");
   if (end_of_head == std::string_view::npos) return direct::declined;
@@ -183,6 +203,7 @@ request_reader::direct request_reader::read_direct(std::string_view in, std::siz
   std::optional<std::size_t> length;
   bool close = false;
   bool keep_alive = false;
+  bool host = false;
   while (!(p[0] == '\r' && p[1] == '\n')) {
     if (++fields > max_header_fields_) return direct::declined;
     const char* const name = p;
@@ -216,6 +237,10 @@ request_reader::direct request_reader::read_direct(std::string_view in, std::siz
         length = n;
         break;
       }
+      case known::host:
+        if (host) return direct::declined;
+        host = true;
+        break;
       case known::connection:
         if (iequal(v, "close"))
           close = true;
@@ -229,6 +254,7 @@ request_reader::direct request_reader::read_direct(std::string_view in, std::siz
         break;
     }
   }
+  if (version == 11 && !host) return direct::declined;
   p += 2;
   const std::size_t head = static_cast<std::size_t>(p - in.data());
   if (length && in.size() - head < *length) return direct::declined;  // the body is not all here
@@ -288,6 +314,7 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
   }
   const bool in_header = !parser_->is_header_done();
   boost::system::error_code ec;
+  parser_->set_input(in.data());
   used = parser_->put(boost::asio::const_buffer(in.data(), in.size()), ec);
   if (in_header && !parser_->is_header_done()) {
     // Beast took part of the header and wants more: what it took counts
@@ -304,7 +331,16 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
     parser_.reset();
     return result::error;
   }
-  if (!parser_->is_done()) return result::need_more;
+  if (!parser_->is_done()) {
+    if (parser_->is_header_done() && parser_->chunked()) {
+      if (int status = check_chunk_wait(in.substr(used))) {
+        error_status_ = status;
+        parser_.reset();
+        return result::error;
+      }
+    }
+    return result::need_more;
+  }
   if (req_.method == bhttp::verb::post && !parser_->chunked() && !parser_->content_length()) {
     // Neither Content-Length nor chunked: the body cannot be delimited.
     error_status_ = 411;

@@ -73,6 +73,7 @@ class request_reader {
   direct read_direct(std::string_view in, std::size_t& used);
   bool header_complete(std::string_view in);
   int check_request_line(std::string_view in);
+  int check_chunk_wait(std::string_view rest) const;
   void start();
 
   std::size_t max_header_bytes_;

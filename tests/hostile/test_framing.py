@@ -75,15 +75,56 @@ class Smuggling(HostileTestCase):
             with self.subTest(chunks=chunks):
                 self.assert_http_error(te + chunks, 400, after=SMUGGLED)
 
+    def test_chunk_lines_ending_in_a_bare_lf_are_400_at_once(self):
+        # Nothing follows: no CRLF anywhere for the parser to wait for. The
+        # answer comes at once, not at the request timeout (10 s).
+        te = head("POST /RPC2 HTTP/1.1", "Host: x", "Transfer-Encoding: chunked")
+        for chunks in (b"5\nhello\n0\n\n", b"5;ext\n", b"5\r\nhello\r\n0\n\n"):
+            with self.subTest(chunks=chunks):
+                t0 = time.monotonic()
+                self.assert_http_error(te + chunks, 400)
+                self.assertLess(time.monotonic() - t0, 2.0, "the 400 waited for a timeout")
+
+    def test_long_chunk_extensions_are_400(self):
+        te = head("POST /RPC2 HTTP/1.1", "Host: x", "Transfer-Encoding: chunked")
+        body = call_body("echo", 1)
+        chunk = b"%x" % len(body)
+        for ext in (b";" + b"e" * 100000, b";x=" + b"v" * 2000):
+            with self.subTest(ext=len(ext)):
+                self.assert_http_error(te + chunk + ext + b"\r\n" + body + b"\r\n0\r\n\r\n",
+                                       400, after=SMUGGLED)
+                # Still arriving, with no end of line yet: refused all the same.
+                self.assert_http_error(te + chunk + ext, 400)
+        # A short extension is ignored, as RFC 9112 asks.
+        with RawClient(self.daemon) as c:
+            c.send(te + chunk + b";name=value\r\n" + body + b"\r\n0\r\n\r\n")
+            resp = c.read_response()
+            self.assertEqual(resp.status, 200, resp)
+            self.assertEqual(parse_result(resp.decoded_body()), 1)
+
+    def test_http11_without_host_or_with_two_is_400(self):
+        body = call_body("echo", 1)
+        for fields in ((), ("Host: a", "Host: b"), ("Host: a", "host: a")):
+            with self.subTest(fields=fields):
+                self.assert_http_error(head("POST /RPC2 HTTP/1.1", *fields,
+                                            f"Content-Length: {len(body)}") + body,
+                                       400, after=SMUGGLED)
+        # HTTP/1.0 needs none.
+        with RawClient(self.daemon) as c:
+            c.send(head("POST /RPC2 HTTP/1.0", f"Content-Length: {len(body)}") + body)
+            resp = c.read_response()
+            self.assertEqual(resp.status, 200, resp)
+            self.assertEqual(parse_result(resp.decoded_body()), 1)
+
     def test_malformed_request_heads(self):
         for req in (b"GARBAGE\r\n\r\n",
                     b"POST /RPC2 HTTP/1.1\nHost: x\nContent-Length: 0\n\n",
                     b"POST /RPC2 HTTP/1.1\r\nHost x no colon\r\nContent-Length: 0\r\n\r\n",
-                    b"POST /RPC2 HTTP/1.1\r\nContent-Length : 0\r\n\r\n",
-                    b"POST /RPC2 HTTP/1.1\r\n Content-Length: 0\r\n\r\n",
-                    b"POST /RPC2 HTTP/1.1\r\nX\x01: y\r\nContent-Length: 0\r\n\r\n",
-                    b"POST /RPC2\x00 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
-                    b"POST  /RPC2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+                    b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length : 0\r\n\r\n",
+                    b"POST /RPC2 HTTP/1.1\r\n Content-Length: 0\r\nHost: h\r\n\r\n",
+                    b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nX\x01: y\r\nContent-Length: 0\r\n\r\n",
+                    b"POST /RPC2\x00 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+                    b"POST  /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
                     b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\0" * 40 + b"\r\n\r\n"):
             with self.subTest(request=req[:50]):
                 self.assert_http_error(req, 400, after=SMUGGLED)
@@ -92,7 +133,7 @@ class Smuggling(HostileTestCase):
                                after=SMUGGLED)
         # A space in the target: docs/limits.md says 400 (a malformed request
         # line); the parser reads "C2 HTTP/1.1" as the version and answers 505.
-        self.assert_http_error(b"POST /RP C2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+        self.assert_http_error(b"POST /RP C2 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
                                (400, 505), after=SMUGGLED)
 
 

@@ -72,7 +72,7 @@ class SlowClients(HostileTestCase):
 
     def test_stalled_request_is_408_and_closed(self):
         for part in (b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Le",
-                     b"POST /RPC2 HTTP/1.1\r\nContent-Length: 100\r\n\r\n<metho"):
+                     b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n<metho"):
             with self.subTest(part=part), RawClient(self.daemon) as c:
                 c.send(part)
                 self.assert_408_then_close(c, time.monotonic())

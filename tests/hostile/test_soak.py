@@ -60,20 +60,20 @@ def hostile_requests():
             "system.multicall", [{"methodName": "echo", "params": [i]} for i in range(1001)]))),
         ("nested multicall", http_request(call_body(
             "system.multicall", [{"methodName": "system.multicall", "params": [[]]}] * 1000))),
-        ("smuggling", b"POST /RPC2 HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n"
+        ("smuggling", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n"
                       b"\r\n0\r\n\r\n" + http_request(call_body("echo", "smuggled"))),
-        ("duplicate length", b"POST /RPC2 HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n"
+        ("duplicate length", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: 3\r\n"
                              b"\r\nabc"),
-        ("bad chunk", b"POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-        ("long request line", b"POST /" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n"),
+        ("bad chunk", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+        ("long request line", b"POST /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: h\r\n\r\n"),
         ("header flood", http_request(b"", headers=[("X", "y")] * 200)),
         ("huge header", http_request(b"", headers=[("X", "y" * 20000)])),
-        ("oversize", b"POST /RPC2 HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n"),
+        ("oversize", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999\r\n\r\n"),
         ("gzip bomb", http_request(_bomb(), headers=[("Content-Encoding", "gzip")])),
         ("lying gzip bomb", http_request(_bomb()[:-4] + struct.pack("<I", 1000),
                                          headers=[("Content-Encoding", "gzip")])),
         ("broken gzip", http_request(b"\x1f\x8b\x08\x00garbage", headers=[("Content-Encoding", "gzip")])),
-        ("throw-away partial", b"POST /RPC2 HTTP/1.1\r\nContent-Length: 100\r\n\r\n<meth"),
+        ("throw-away partial", b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n<meth"),
     ]
 
 

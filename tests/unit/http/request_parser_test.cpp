@@ -198,14 +198,17 @@ TEST(RequestParser, HeaderLimit) {
 
 TEST(RequestParser, MalformedFramingIsAnError) {
   for (std::string wire : {
-           std::string("POST /RPC2 HTTP/1.1\r\nContent-Length: abc\r\n\r\n"),
-           std::string("POST /RPC2 HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd"),
-           std::string("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-           std::string("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: "
-                       "3\r\n\r\n0\r\n\r\n"),
+           std::string("POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n"),
+           std::string("POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nContent-Length: "
+                       "4\r\n\r\nabcd"),
+           std::string(
+               "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
+           std::string(
+               "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: "
+               "3\r\n\r\n0\r\n\r\n"),
            std::string("POST /RPC2 HTTP/9.9\r\n\r\n"),
            std::string("POST\r\n\r\n"),
-           std::string("POST /RPC2 HTTP/1.1\r\nBad Header\r\n\r\n"),
+           std::string("POST /RPC2 HTTP/1.1\r\nHost: h\r\nBad Header\r\n\r\n"),
        }) {
     EXPECT_TRUE(feed(wire, {}).error) << wire;
   }

@@ -128,14 +128,14 @@ TEST(RequestReader, PlainRequestsAreReadDirectlyAsBeastReadsThem) {
 // What the direct reader declines, Beast reads (or refuses) as before.
 TEST(RequestReader, WhatIsNotPlainIsLeftToBeast) {
   const std::string wires[] = {
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nX-Folded: a\r\n b\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: +2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nConnection: close, te\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nX-Bin: \xC3\xA9\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nX_Under: a\r\n\r\nab",
-      "post /RPC2 HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nX-Folded: a\r\n b\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: +2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nConnection: close, te\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nX-Bin: \xC3\xA9\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nX_Under: a\r\n\r\nab",
+      "post /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nab",
       "POST /RPC2 HTTP/2.0\r\nContent-Length: 2\r\n\r\nab",
   };
   for (const std::string& wire : wires) {
@@ -176,7 +176,8 @@ TEST(RequestReader, PostWithoutLengthIs411) {
 TEST(RequestReader, FramingErrors) {
   EXPECT_EQ(feed(post(std::string(101, 'x')), 10, 1024, 100).error, 413);
   EXPECT_EQ(
-      feed("POST /RPC2 HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 4).error,
+      feed("POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 4)
+          .error,
       400);
   EXPECT_EQ(feed("POST /RPC2 HTTP/2.0\r\nContent-Length: 0\r\n\r\n", 4).error, 505);
 }
@@ -190,7 +191,7 @@ TEST(RequestReader, RequestLineLimitIs414AtEveryReadSize) {
   // A line that never ends is refused once it passes the limit, not held.
   EXPECT_EQ(feed("POST /" + std::string(100, 'a'), 1, 1024, 1 << 20, 50).error, 414);
   // The line limit applies to each request of a keep-alive stream.
-  std::string wire = post("one") + "POST /" + std::string(60, 'a') + " HTTP/1.1\r\n\r\n";
+  std::string wire = post("one") + "POST /" + std::string(60, 'a') + " HTTP/1.1\r\nHost: h\r\n\r\n";
   auto r = feed(wire, 7, 1024, 1 << 20, 40);
   EXPECT_EQ(r.bodies, std::vector<std::string>{"one"});
   EXPECT_EQ(r.error, 414);
@@ -204,9 +205,11 @@ TEST(RequestReader, HeaderFieldLimitIs431) {
   EXPECT_EQ(feed(post("x", fields), 3, 1024, 1 << 20, 8192, 10).error, 431);
   // Trailer fields count too.
   std::string chunked =
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n" + fields + "\r\n";
-  EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 10).error, 0);
-  EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 9).error, 431);
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n" +
+      fields + "\r\n";
+  // Host + Transfer-Encoding + 9 trailer fields = 11.
+  EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 11).error, 0);
+  EXPECT_EQ(feed(chunked, 5, 1024, 1 << 20, 8192, 10).error, 431);
 }
 
 // Regression: Beast takes a repeated Content-Length of the same value, and a
@@ -214,34 +217,104 @@ TEST(RequestReader, HeaderFieldLimitIs431) {
 // by Content-Length); a proxy in front may read either differently.
 TEST(RequestReader, AmbiguousFramingIs400) {
   const char* cases[] = {
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2, 2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\nContent-Length: 2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2, 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\nContent-Length: "
+      "2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: "
       "chunked\r\n\r\n0\r\n\r\n",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length : 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length : 2\r\n\r\nab",
       "POST /RPC2 HTTP/1.1\nContent-Length: 2\n\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: +2\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\nab",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n",
-      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: +2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n",
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n",
   };
   for (const char* wire : cases)
     for (std::size_t step : {1u, 4096u})
       EXPECT_EQ(feed(wire, step).error, 400) << step << ": " << wire;
-  EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 1)
+  EXPECT_EQ(feed("POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: "
+                 "chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+                 1)
                 .bodies,
             std::vector<std::string>{"ab"});
+}
+
+// RFC 9112, 3.2: an HTTP/1.1 request without Host, and any request with two
+// Host fields, is answered 400; the same whether the direct reader or Beast
+// reads it, at every read size.
+TEST(RequestReader, Http11NeedsExactlyOneHost) {
+  const std::string bad[] = {
+      "POST /RPC2 HTTP/1.1\r\nContent-Length: 2\r\n\r\nab",
+      "GET /api HTTP/1.1\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+      "POST /RPC2 HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nhost: a\r\n\r\nab",
+      "POST /RPC2 HTTP/1.0\r\nHost: a\r\nHost: a\r\nContent-Length: 2\r\n\r\nab",
+  };
+  for (const std::string& wire : bad) {
+    for (std::size_t step : {1u, 7u, 4096u}) EXPECT_EQ(feed(wire, step).error, 400) << wire;
+    expect_same(read_whole(wire, true), read_whole(wire, false), wire);
+  }
+  const std::string good[] = {
+      "POST /RPC2 HTTP/1.1\r\nhOsT: a\r\nContent-Length: 2\r\n\r\nab",
+      "POST /RPC2 HTTP/1.1\r\nHost:\r\nContent-Length: 2\r\n\r\nab",  // empty is allowed
+      "POST /RPC2 HTTP/1.0\r\nContent-Length: 2\r\n\r\nab",           // HTTP/1.0 may have none
+  };
+  for (const std::string& wire : good) {
+    for (std::size_t step : {1u, 7u, 4096u})
+      EXPECT_EQ(feed(wire, step).bodies, std::vector<std::string>{"ab"}) << wire;
+    const read_one direct = read_whole(wire, true);
+    EXPECT_TRUE(direct.direct) << wire;
+    expect_same(direct, read_whole(wire, false), wire);
+  }
+}
+
+// Beast looks for CRLF alone at the end of a chunk line: one ending in a
+// bare LF was held until the request timeout, and a chunk line grew with
+// whatever the client sent. Both are a 400 at once, at every read size; a
+// line of max_chunk_line bytes (hex digits, leading zeros and extensions
+// counted) is still read.
+TEST(RequestReader, ChunkLinesEndInCrlfAndAreShort) {
+  const std::string head = "POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string at_limit_ext = "1;" + std::string(max_chunk_line - 2, 'e');
+  const std::string at_limit_zeros = std::string(max_chunk_line - 1, '0') + "1";
+  const std::string bad[] = {
+      head + "1\nA\n0\n\n",                    // the bare LF case found: never a CRLF
+      head + "1\nA\r\n0\r\n\r\n",              // a bare LF, then CRLFs
+      head + "1\r\nA\r\n0\n\n",                // the last chunk's line
+      head + "1\r\nA\r\n1;x=y\n",              // after a good chunk
+      head + "1;" + std::string(100000, 'e'),  // an extension that never ends
+      head + at_limit_ext + "e\r\nA\r\n0\r\n\r\n",
+      head + "0" + at_limit_zeros + "\r\nA\r\n0\r\n\r\n",
+      head + "1\r\nA\r\n0;" + std::string(max_chunk_line, 'e') + "\r\n\r\n",
+  };
+  for (const std::string& wire : bad)
+    for (std::size_t step : {1u, 3u, 64u, 1000u, 1u << 20})
+      EXPECT_EQ(feed(wire, step).error, 400) << step << ": " << wire.substr(head.size(), 40);
+  const std::string good[] = {
+      head + at_limit_ext + "\r\nA\r\n0\r\n\r\n",
+      head + at_limit_zeros + "\r\nA\r\n0\r\n\r\n",
+      head + "1\r\nA\r\n0;" + std::string(max_chunk_line - 2, 'e') + "\r\n\r\n",
+  };
+  for (const std::string& wire : good) {
+    for (std::size_t step : {1u, 3u, 64u, 1000u, 1u << 20}) {
+      const run r = feed(wire, step);
+      EXPECT_EQ(r.error, 0) << step;
+      EXPECT_EQ(r.bodies, std::vector<std::string>{"A"}) << step;
+    }
+  }
 }
 
 TEST(RequestReader, AsksForContinueOnceWhenTheBodyIsHeldBack) {
   std::string head = post("", "Expect: 100-continue\r\n");
   head = head.substr(0, head.size());  // Content-Length: 0 body: complete at once
   EXPECT_FALSE(feed(head, 1000).continue_asked);
-  std::string wire = "POST /RPC2 HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n";
+  std::string wire =
+      "POST /RPC2 HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n";
   EXPECT_TRUE(feed(wire, 1000).continue_asked);
 }
 
