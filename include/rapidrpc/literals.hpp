@@ -36,21 +36,26 @@ literal_status parse_double(std::string_view text, double& out) noexcept;
 /// appending nothing, if `d` is not finite.
 bool append_double(std::string& out, double d);
 
-/// The two text forms of a date_time.
+/// The two text forms of a date_time. Either may end in a fraction of a
+/// second, ".f" to ".ffffff" (microseconds).
 enum class date_format : std::uint8_t {
   basic,     ///< "YYYYMMDDTHH:MM:SS", XML-RPC's dateTime.iso8601
   extended,  ///< "YYYY-MM-DDTHH:MM:SS", JSON-RPC's {"$datetime": ...}
 };
 
 /// True if every field of `t` is in range: year 0..9999, a day valid for
-/// the month (leap years included), hour 0..23, minute 0..59, second 0..60.
+/// the month (leap years included), hour 0..23, minute 0..59, second 0..60,
+/// microsecond 0..999999.
 bool is_valid(const date_time& t) noexcept;
 
-/// Reads either form of date_format, with every field in range (is_valid);
-/// no time zone, no fraction. `out` is set only on success.
+/// Reads either form of date_format, with every field in range (is_valid),
+/// and a fraction of 1 to 6 digits after a '.' if there is one. No time
+/// zone: a 'Z' or an offset is refused, not dropped. `out` is set only on
+/// success.
 bool parse_date_time(std::string_view text, date_time& out) noexcept;
 
-/// Appends `t` in `format`. The caller checks is_valid(t) first.
+/// Appends `t` in `format`, with ".ffffff" (six digits) when t.microsecond
+/// is not 0. The caller checks is_valid(t) first.
 void append_date_time(std::string& out, const date_time& t,
                       date_format format = date_format::basic);
 

@@ -46,14 +46,16 @@ struct nil_t {
 inline constexpr nil_t nil{};
 
 /// A dateTime.iso8601 value. XML-RPC dates carry no time zone; the fields are
-/// kept as sent. Encoded as "YYYYMMDDTHH:MM:SS".
+/// kept as sent. Encoded as "YYYYMMDDTHH:MM:SS", with ".ffffff" after the
+/// seconds when `microsecond` is not 0 (the form xmlrpc-c writes).
 struct date_time {
-  std::int16_t year = 1970;  ///< 0..9999
-  std::uint8_t month = 1;    ///< 1..12
-  std::uint8_t day = 1;      ///< 1..31, valid for the month
-  std::uint8_t hour = 0;     ///< 0..23
-  std::uint8_t minute = 0;   ///< 0..59
-  std::uint8_t second = 0;   ///< 0..60 (a leap second is allowed)
+  std::int16_t year = 1970;       ///< 0..9999
+  std::uint8_t month = 1;         ///< 1..12
+  std::uint8_t day = 1;           ///< 1..31, valid for the month
+  std::uint8_t hour = 0;          ///< 0..23
+  std::uint8_t minute = 0;        ///< 0..59
+  std::uint8_t second = 0;        ///< 0..60 (a leap second is allowed)
+  std::uint32_t microsecond = 0;  ///< 0..999999
 
   friend bool operator==(const date_time&, const date_time&) noexcept = default;
 };

@@ -83,10 +83,12 @@ value object_value(structure&& members) {
           if (again == *text) return value(std::move(b));
         }
       } else if (key == "$datetime") {
-        // Only the form the writer produces (19 characters), so that it
-        // reads back the same.
+        // Only the forms the writer produces (19 characters, or 26 with
+        // microseconds), so that it reads back the same.
         date_time t;
-        if (text->size() == 19 && parse_date_time(*text, t)) return value(t);
+        if (parse_date_time(*text, t) && text->size() == (t.microsecond != 0 ? 26U : 19U) &&
+            (*text)[4] == '-')
+          return value(t);
       }
     }
   }

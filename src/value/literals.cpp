@@ -168,10 +168,22 @@ literal_status parse_double(std::string_view text, double& out) noexcept {
 bool is_valid(const date_time& t) noexcept {
   return t.year >= 0 && t.year <= 9999 && t.month >= 1 && t.month <= 12 && t.day >= 1 &&
          t.day <= days_in_month(t.year, t.month) && t.hour <= 23 && t.minute <= 59 &&
-         t.second <= 60;
+         t.second <= 60 && t.microsecond <= 999'999;
 }
 
 bool parse_date_time(std::string_view text, date_time& out) noexcept {
+  // A fraction of a second: '.' and 1 to 6 digits, after either form.
+  std::uint32_t microsecond = 0;
+  if (const auto dot = text.find('.'); dot != std::string_view::npos) {
+    const std::string_view digits = text.substr(dot + 1);
+    if (digits.empty() || digits.size() > 6) return false;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return false;
+      microsecond = microsecond * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    for (std::size_t i = digits.size(); i < 6; ++i) microsecond *= 10;
+    text = text.substr(0, dot);
+  }
   // Offsets of the fields in the basic (17 chars) and extended (19 chars) forms.
   bool extended = false;
   if (text.size() == 19) {
@@ -201,6 +213,7 @@ bool parse_date_time(std::string_view text, date_time& out) noexcept {
   t.hour = static_cast<std::uint8_t>(hour);
   t.minute = static_cast<std::uint8_t>(minute);
   t.second = static_cast<std::uint8_t>(second);
+  t.microsecond = microsecond;
   if (!is_valid(t)) return false;
   out = t;
   return true;
@@ -523,6 +536,15 @@ char* detail::write_date_time(char* p, const date_time& t, date_format format) n
   put2(t.minute);
   *p++ = ':';
   put2(t.second);
+  if (t.microsecond != 0) {
+    *p++ = '.';
+    std::uint32_t f = t.microsecond;
+    for (int i = 5; i >= 0; --i) {
+      p[i] = static_cast<char>('0' + f % 10);
+      f /= 10;
+    }
+    p += 6;
+  }
   return p;
 }
 

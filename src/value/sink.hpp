@@ -18,7 +18,7 @@ namespace rapidrpc::detail {
 /// characters in).
 inline constexpr std::size_t max_double_chars = 48;
 /// The longest text write_date_time() lays out.
-inline constexpr std::size_t max_date_time_chars = 19;
+inline constexpr std::size_t max_date_time_chars = 26;
 /// The room write_integer() needs: a sign and 19 digits, and up to 7 bytes
 /// past them, as it stores eight digits at a time.
 inline constexpr std::size_t max_integer_chars = 28;

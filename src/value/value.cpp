@@ -68,6 +68,10 @@ void append_debug(std::string& out, const value& v) {
       std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d:%02d:%02d", t.year, t.month, t.day, t.hour,
                     t.minute, t.second);
       out += buf;
+      if (t.microsecond != 0) {
+        std::snprintf(buf, sizeof buf, ".%06u", static_cast<unsigned>(t.microsecond));
+        out += buf;
+      }
     }
     void operator()(const bytes& b) const {
       out += "<" + std::to_string(b.data.size()) + " bytes>";

@@ -230,8 +230,20 @@ class BadLiterals(HostileTestCase):
         self.assert_all_faults("dateTime.iso8601", (
             "2024-13-01T00:00:00", "20230229T00:00:00", "20240431T00:00:00",
             "20240101T24:00:00", "20240101T00:60:00", "20240101T00:00:61",
-            "20240101T00:00:00Z", "20240101T00:00:00+01:00", "20240101T00:00:00.5",
+            "20240101T00:00:00Z", "20240101T00:00:00+01:00", "20240101T00:00:00.5Z",
+            "20240101T00:00:00.5+01:00", "20240101T00:00:00.1234567", "20240101T00:00:00.",
             "2024-01-01 00:00:00", "20240101", "", " 20240101T00:00:00", "99999999T00:00:00x"))
+
+    def test_fractional_seconds_are_kept_to_the_microsecond(self):
+        # As xmlrpc-c writes them; echoed with six digits.
+        for text, echoed in (("19980717T14:08:55.123456", b"19980717T14:08:55.123456"),
+                             ("1998-07-17T14:08:55.5", b"19980717T14:08:55.500000"),
+                             ("19980717T14:08:55.000000", b"19980717T14:08:55<")):
+            with self.subTest(text=text):
+                resp = self.call_raw(echo_value(
+                    f"<value><dateTime.iso8601>{text}</dateTime.iso8601></value>"))
+                self.assertEqual(resp.status, 200, resp)
+                self.assertIn(b"<dateTime.iso8601>" + echoed, resp.decoded_body())
 
     def test_unknown_type_tags(self):
         for v in ("<value><unknowntype>1</unknowntype></value>", "<value><i16>1</i16></value>",

@@ -170,6 +170,9 @@ TEST_P(Interop, DateTimes) {
   echo(value(date_time{1998, 7, 17, 14, 8, 55}));
   echo(value(date_time{1, 1, 1, 0, 0, 0}));
   echo(value(date_time{9999, 12, 31, 23, 59, 59}));
+  // Microseconds, as xmlrpc-c writes them: Python's server reads dates with
+  // strptime("%Y%m%dT%H:%M:%S") and refuses a fraction.
+  if (!python()) echo(value(date_time{1998, 7, 17, 14, 8, 55, 123456}));
 }
 
 TEST_P(Interop, Nil) { echo(value(nil)); }

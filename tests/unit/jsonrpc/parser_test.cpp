@@ -185,6 +185,15 @@ TEST(Values, Markers) {
             value(structure{{"$datetime", "20240131T12:30:00"}}));
   EXPECT_EQ(param(R"({"$datetime":"2024-02-30T00:00:00"})"),
             value(structure{{"$datetime", "2024-02-30T00:00:00"}}));
+  // Microseconds, in the one form the writer produces: six digits, not 0.
+  EXPECT_EQ(param(R"({"$datetime":"2024-01-31T12:30:00.250000"})"),
+            value(date_time{2024, 1, 31, 12, 30, 0, 250000}));
+  for (const char* text : {"2024-01-31T12:30:00.25", "2024-01-31T12:30:00.000000",
+                           "20240131T12:30:00.250000", "2024-01-31T12:30:00.250000Z"}) {
+    EXPECT_EQ(param(std::string(R"({"$datetime":")") + text + R"("})"),
+              value(structure{{"$datetime", text}}))
+        << text;
+  }
   EXPECT_EQ(param(R"({"$base64":"SGk=","x":1})"),
             value(structure{{"$base64", "SGk="}, {"x", std::int32_t{1}}}));
 }

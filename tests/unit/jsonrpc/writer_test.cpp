@@ -29,6 +29,8 @@ TEST(Writer, Scalars) {
   EXPECT_EQ(json(value(bytes{{'H', 'i'}})), R"({"$base64":"SGk="})");
   EXPECT_EQ(json(value(date_time{2024, 1, 31, 12, 30, 5})),
             R"({"$datetime":"2024-01-31T12:30:05"})");
+  EXPECT_EQ(json(value(date_time{2024, 1, 31, 12, 30, 5, 7})),
+            R"({"$datetime":"2024-01-31T12:30:05.000007"})");
 }
 
 TEST(Writer, Strings) {
@@ -142,6 +144,7 @@ TEST(Writer, RoundTripsThroughTheParser) {
                       {"nested", structure{{"$datetime", "20240101T00:00:00"}}}}),
       value(bytes{{0, 1, 2, 254, 255}}),
       value(date_time{1999, 12, 31, 23, 59, 60}),
+      value(date_time{1999, 12, 31, 23, 59, 60, 999999}),
   };
   for (const auto& v : samples) {
     std::string text;

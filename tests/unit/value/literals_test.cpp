@@ -138,14 +138,45 @@ TEST(Literals, DatesValidateEveryField) {
   EXPECT_EQ(out, "00070304T05:06:072024-01-31T12:30:00");
 }
 
+TEST(Literals, DatesKeepAFractionToTheMicrosecond) {
+  // xmlrpc-c writes six digits; fewer are tenths, hundredths, ...
+  date_time t;
+  ASSERT_TRUE(parse_date_time("19980717T14:08:55.123456", t));
+  EXPECT_EQ(t, (date_time{1998, 7, 17, 14, 8, 55, 123456}));
+  ASSERT_TRUE(parse_date_time("1998-07-17T14:08:55.5", t));
+  EXPECT_EQ(t, (date_time{1998, 7, 17, 14, 8, 55, 500000}));
+  ASSERT_TRUE(parse_date_time("19980717T14:08:55.000001", t));
+  EXPECT_EQ(t.microsecond, 1u);
+  ASSERT_TRUE(parse_date_time("19980717T14:08:55.000000", t));
+  EXPECT_EQ(t, (date_time{1998, 7, 17, 14, 8, 55, 0}));
+  // Time zones are refused, not dropped; so are fractions that cannot be
+  // kept exactly, and anything that is not a fraction.
+  for (const char* text :
+       {"19980717T14:08:55Z", "19980717T14:08:55+01:00", "19980717T14:08:55.123Z",
+        "19980717T14:08:55.123+0100", "19980717T14:08:55.1234567", "19980717T14:08:55.",
+        "19980717T14:08:55.12a", "19980717T14:08:55,5", "19980717T14:08.5:55",
+        "19980717.5T14:08:55", ".5", "1998-07-17", "19980717", "19980717T14:08:55.-1"}) {
+    EXPECT_FALSE(parse_date_time(text, t)) << text;
+  }
+  std::string out;
+  append_date_time(out, date_time{1998, 7, 17, 14, 8, 55, 123456});
+  EXPECT_EQ(out, "19980717T14:08:55.123456");
+  out.clear();
+  append_date_time(out, date_time{1998, 7, 17, 14, 8, 55, 50}, date_format::extended);
+  EXPECT_EQ(out, "1998-07-17T14:08:55.000050");
+  EXPECT_FALSE(is_valid(date_time{1998, 7, 17, 14, 8, 55, 1000000}));
+}
+
 TEST(Literals, DatesReadBackInBothForms) {
   for (const date_time t : {date_time{0, 1, 1, 0, 0, 0}, date_time{9999, 12, 31, 23, 59, 60},
-                            date_time{2024, 2, 29, 7, 8, 9}}) {
+                            date_time{2024, 2, 29, 7, 8, 9}, date_time{2024, 2, 29, 7, 8, 9, 1},
+                            date_time{9999, 12, 31, 23, 59, 60, 999999}}) {
     ASSERT_TRUE(is_valid(t));
     for (const date_format f : {date_format::basic, date_format::extended}) {
       std::string text;
       append_date_time(text, t, f);
-      EXPECT_EQ(text.size(), f == date_format::basic ? 17u : 19u) << text;
+      EXPECT_EQ(text.size(), (f == date_format::basic ? 17u : 19u) + (t.microsecond ? 7u : 0u))
+          << text;
       date_time back;
       ASSERT_TRUE(parse_date_time(text, back)) << text;
       EXPECT_EQ(back, t) << text;

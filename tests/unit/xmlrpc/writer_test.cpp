@@ -41,6 +41,8 @@ TEST(XmlrpcWriter, WritesEachTypeCompactly) {
   EXPECT_EQ(value_xml(""), "<value><string></string></value>");
   EXPECT_EQ(value_xml(date_time{2024, 2, 29, 1, 2, 3}),
             "<value><dateTime.iso8601>20240229T01:02:03</dateTime.iso8601></value>");
+  EXPECT_EQ(value_xml(date_time{1998, 7, 17, 14, 8, 55, 123456}),
+            "<value><dateTime.iso8601>19980717T14:08:55.123456</dateTime.iso8601></value>");
   EXPECT_EQ(value_xml(bytes("hello")), "<value><base64>aGVsbG8=</base64></value>");
   EXPECT_EQ(value_xml(array{}), "<value><array><data></data></array></value>");
   EXPECT_EQ(value_xml(array{1, "x"}),
