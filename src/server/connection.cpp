@@ -271,7 +271,11 @@ void connection::drive() {
     close();
     return;
   }
-  bool mid_request = reader_.in_request() || !in_.empty() || (tls_ && !tls_->established());
+  // With TLS, the handshake and the first request share the request
+  // timeout: a client that completes the handshake and then says nothing is
+  // not idle yet.
+  bool mid_request =
+      reader_.in_request() || !in_.empty() || (tls_ && (!tls_->established() || answered_ == 0));
   set_phase(mid_request ? phase::request : phase::idle, now);
   in_.shrink(keep_buffer_bytes);
   if (!wait_read_) wait_readable();

@@ -12,6 +12,7 @@ import unittest
 import warnings
 import xmlrpc.client
 
+import harness
 from harness import (HOST, RAW_TIMEOUT, Daemon, DaemonTestCase, call_body, daemon_path, main,
                      parse_result, skip_in_modes)
 from tls_pki import OPENSSL, TlsDaemon, client_context, make_test_pki
@@ -218,6 +219,44 @@ class TlsTimeoutsAndOptions(unittest.TestCase):
             ctx = client_context(self.pki["ca"])
             with xmlrpc.client.ServerProxy(f"https://{HOST}:{d.port}/RPC2", context=ctx) as p:
                 self.assertEqual(p.sample.add(2, 3), 5)
+
+    def test_a_client_silent_after_the_handshake_is_dropped_after_the_request_timeout(self):
+        # The handshake and the first request share the request timeout
+        # (docs/limits.md): a finished handshake does not make the
+        # connection idle, with the idle timeout's longer wait.
+        d = Daemon("--tls-cert", self.pki["cert"], "--tls-key", self.pki["key"],
+                   "--request-timeout", "2", "--idle-timeout", "60").start()
+        with d:
+            ctx = client_context(self.pki["ca"])
+            with socket.create_connection((HOST, d.port), timeout=RAW_TIMEOUT) as raw:
+                start = time.monotonic()
+                with ctx.wrap_socket(raw, server_hostname=HOST) as s:
+                    try:
+                        data = s.recv(4096)
+                    except (ConnectionResetError, ssl.SSLError):
+                        data = b""
+                    elapsed = time.monotonic() - start
+            # A 408 may come first, over TLS; then the connection ends.
+            self.assertTrue(data == b"" or data.startswith(b"HTTP/1.1 408"), data[:80])
+            self.assertGreaterEqual(elapsed, 1.5)
+            self.assertLess(elapsed, 4.5, "the request timeout fired late")
+            # After a first request, the wait for the next is the idle timeout
+            # (where connections are kept: process modes cap it at 2 s, and
+            # sequential closes after each answer).
+            if harness.MODE in harness.PROCESS_MODES + harness.CLOSE_AFTER_RESPONSE_MODES:
+                return
+            with socket.create_connection((HOST, d.port), timeout=RAW_TIMEOUT) as raw:
+                with ctx.wrap_socket(raw, server_hostname=HOST) as s:
+                    body = (b"<?xml version='1.0'?><methodCall><methodName>sample.add"
+                            b"</methodName><params><param><value><int>2</int></value></param>"
+                            b"<param><value><int>3</int></value></param></params></methodCall>")
+                    s.sendall(b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Type: text/xml\r\n"
+                              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+                    answer = s.recv(4096)
+                    self.assertTrue(answer.startswith(b"HTTP/1.1 200"), answer[:80])
+                    s.settimeout(4.0)
+                    with self.assertRaises(socket.timeout):
+                        s.recv(4096)  # still open after the request timeout
 
     def run_daemon(self, *args):
         return subprocess.run([daemon_path(), "--host", HOST, "--port", "0", *args],
