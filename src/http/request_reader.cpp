@@ -168,10 +168,11 @@ known classify(std::string_view name, bhttp::field& f) noexcept {
 // are letters, digits and '-' and whose values are visible ASCII, space and
 // tab, each line ending in CRLF; no Transfer-Encoding, Upgrade or
 // Proxy-Connection, at most one Content-Length (of up to 18 digits, within
-// the body limit), Connection only "close" or "keep-alive", one Host (for
-// HTTP/1.1; HTTP/1.0 at most one); within every limit. Anything else (and a body not all there yet)
-// is declined before anything is consumed, and Beast reads the request as before: so this reads a
-// subset of what Beast reads, the same way (the fuzz target compares the two).
+// the body limit), Connection only "close" or "keep-alive", one Host (at
+// most one in HTTP/1.0); within every limit. Anything else (and a body not
+// all there yet) is declined before anything is consumed, and Beast reads
+// the request as before: so this reads a subset of what Beast reads, the
+// same way (the fuzz target compares the two).
 request_reader::direct request_reader::read_direct(std::string_view in, std::size_t& used) {
   const std::size_t end_of_head = in.substr(0, max_header_bytes_).find("\r\n\r\n");
   if (end_of_head == std::string_view::npos) return direct::declined;
