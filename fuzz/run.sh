@@ -12,6 +12,10 @@
 # (libFuzzer's -merge=1: the smallest inputs that add coverage), so the
 # corpus grows by what the run found and no more.
 #
+# The summary gives each target's CPU minutes as measured (user + system time
+# of the fuzzing processes), which is less than MINUTES x JOBS when the
+# machine is shared.
+#
 # Exits non-zero if a target crashed (a failed invariant, a sanitizer report,
 # a leak, a timeout or running out of memory); the input is saved in the
 # scratch directory as crash-*/timeout-*/oom-*/leak-*.
@@ -53,7 +57,7 @@ cmake --build "$build" --target "${targets[@]/#/fuzz_}"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/rapidrpc-fuzz.XXXXXX")
 echo "scratch directory: $scratch"
 failed=()
-declare -A execs cov kept
+declare -A execs cov kept cpu
 for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t/corpus" "$scratch/$t/artifacts"
   cp "$here/corpus/$t/"* "$scratch/$t/corpus/"
@@ -69,9 +73,17 @@ for t in "${targets[@]}"; do
   echo "== $t: ${minutes} min =="
   log=$scratch/$t/fuzz.log
   set +e
-  (cd "$scratch/$t" && "$build/bin/fuzz_$t" "${args[@]}" corpus) >"$log" 2>&1
+  # Run in a child shell that reports the CPU time of everything it waited
+  # for: the fuzzer and, with -jobs, its workers.
+  (cd "$scratch/$t" && "$build/bin/fuzz_$t" "${args[@]}" corpus >"$log" 2>&1
+   rc=$?; times >"$scratch/$t/times"; exit $rc)
   rc=$?
   set -e
+  # `times` prints the shell's own line, then its children's: "XmYs XmYs".
+  cpu[$t]=$(awk 'NR == 2 {
+      n = 0
+      for (i = 1; i <= 2; i++) {split($i, p, "m"); n += p[1] * 60 + p[2]}
+      printf "%.1f", n / 60}' "$scratch/$t/times")
   # With -jobs the workers log to fuzz-N.log in the working directory.
   execs[$t]=$(cat "$log" "$scratch/$t"/fuzz-*.log 2>/dev/null |
               awk '/stat::number_of_executed_units/ {n += $2} END {print n + 0}' || true)
@@ -93,9 +105,10 @@ for t in "${targets[@]}"; do
 done
 
 echo
-echo "target            executions   cov / ft        kept"
+echo "target            CPU min  executions   cov / ft        kept"
 for t in "${targets[@]}"; do
-  printf '%-17s %-12s %-15s %s\n' "$t" "${execs[$t]}" "${cov[$t]:-}" "${kept[$t]:--}"
+  printf '%-17s %-8s %-12s %-15s %s\n' "$t" "${cpu[$t]:-}" "${execs[$t]}" "${cov[$t]:-}" \
+    "${kept[$t]:--}"
 done
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: ${failed[*]} (see $scratch)"

@@ -201,7 +201,11 @@ void request_parser::on_chunk_header_impl(std::uint64_t, string_view extensions,
       ++line;
     }
   }
-  if (line > max_chunk_line) ec = boost::beast::http::error::bad_chunk_extension;
+  // Beast ends the line at its first CRLF: a LF before that (Beast 1.81
+  // lets one through inside a quoted extension value) is a bare LF, which
+  // the request_reader refuses while it waits for the line's end.
+  if (line > max_chunk_line || extensions.find('\n') != string_view::npos)
+    ec = boost::beast::http::error::bad_chunk_extension;
 }
 
 std::size_t request_parser::on_chunk_body_impl(std::uint64_t, string_view body, error_code&) {

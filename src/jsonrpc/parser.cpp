@@ -210,7 +210,7 @@ class handler {
   }
 
   bool on_double(double d, bj::string_view s, bj::error_code& ec) {
-    if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
+    if (at_envelope() && env_member_ == m_id) return number_id(s, ec, d);
     std::string_view text = collect_number(s);
     // The digits of the text basic_parser has checked (-?int(.frac)?(e..)?),
     // and whether it has a fraction or an exponent.
@@ -397,10 +397,20 @@ class handler {
     return add(nil, ec);
   }
 
-  bool number_id(bj::string_view last, bj::error_code& ec) {
+  // An id is answered as it was written. One beyond the double range
+  // (2e400) could not be read back, by this parser either: it is a bad id.
+  // `d` is basic_parser's double for a decimal; Boost 1.81 makes some
+  // texts infinite that are not (0e400), so those are read again exactly.
+  bool number_id(bj::string_view last, bj::error_code& ec, double d = 0) {
     std::string text(collect_number(last));
     number_.clear();
     if (!count(ec)) return false;
+    double exact = 0;
+    if (!std::isfinite(d) &&
+        (parse_double(text, exact) != literal_status::ok || !std::isfinite(exact))) {
+      env_.id = envelope::id_state::bad;
+      return true;
+    }
     return set_id(std::move(text));
   }
 

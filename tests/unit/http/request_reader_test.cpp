@@ -291,6 +291,7 @@ TEST(RequestReader, ChunkLinesEndInCrlfAndAreShort) {
       head + at_limit_ext + "e\r\nA\r\n0\r\n\r\n",
       head + "0" + at_limit_zeros + "\r\nA\r\n0\r\n\r\n",
       head + "1\r\nA\r\n0;" + std::string(max_chunk_line, 'e') + "\r\n\r\n",
+      head + "1;e=\"x\nA\"\r\nA\r\n0\r\n\r\n",  // a LF in a quoted value (found by fuzzing)
   };
   for (const std::string& wire : bad)
     for (std::size_t step : {1u, 3u, 64u, 1000u, 1u << 20})
