@@ -250,6 +250,14 @@ class server {
   /// ("tcp://127.0.0.1:40123"; after start()).
   std::vector<std::string> zmq_endpoints() const;
 
+  /// Says the server is about to stop: from now on ready() is false and
+  /// /readyz answers 503 "not ready: draining", while everything else goes
+  /// on as before. A load balancer's health check then takes the server out
+  /// of rotation before stop() closes its connections, so none of the
+  /// balancer's pooled connections is closed as it sends a call on it
+  /// (rapidrpcd's --drain-delay). Any thread.
+  void announce_stop();
+
   /// Graceful stop: stops accepting, closes idle connections, lets calls in
   /// flight finish and their replies be written, then ends the threads. After
   /// `drain` the remaining connections are closed. Returns at once; wait()

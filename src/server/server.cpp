@@ -333,7 +333,8 @@ struct server::impl {
   std::atomic<bool> serving{false};
 
   std::string not_ready() const {
-    if (!serving.load(std::memory_order_acquire)) return stopping_seen() ? "draining" : "starting";
+    if (stopping_seen()) return "draining";
+    if (!serving.load(std::memory_order_acquire)) return "starting";
     if (metrics && metrics->pool().processes_up.load(std::memory_order_relaxed) == 0)
       return "no worker process is up";
     return {};
@@ -754,6 +755,8 @@ void server::write_metrics(std::string& out) const {
 }
 
 bool server::ready() const { return impl_->not_ready().empty(); }
+
+void server::announce_stop() { impl_->draining.store(true, std::memory_order_release); }
 
 void server::stop(std::chrono::milliseconds drain) {
   std::lock_guard lock(impl_->mutex);

@@ -257,6 +257,32 @@ class Readiness(unittest.TestCase):
         finally:
             d.stop()
 
+    def test_with_a_drain_delay_readyz_is_503_while_new_connections_are_still_served(self):
+        # --drain-delay: /readyz says 503 at once, and for the delay
+        # everything else goes on (new connections accepted and answered,
+        # for a load balancer's pooled connections never to be closed under
+        # a call); then the drain, and the exit.
+        delay = 2.0
+        d, admin = start("--drain-delay", str(delay), "--drain-timeout", "5")
+        try:
+            self.assertEqual(get(admin, "/readyz")[0], 200)
+            signalled = time.monotonic()
+            d.send_signal(signal.SIGTERM)
+            time.sleep(0.1)
+            served = 0
+            while time.monotonic() - signalled < delay - 0.5:
+                self.assertEqual(get(admin, "/readyz")[::2], (503, "not ready: draining\n"))
+                with xmlrpc.client.ServerProxy(d.url) as p:  # a new connection each time
+                    self.assertEqual(p.sample.add(2, 3), 5)
+                served += 1
+                time.sleep(0.1)
+            self.assertGreater(served, 5)
+            self.assertEqual(d.wait(delay + 5), 0)
+            self.assertGreaterEqual(time.monotonic() - signalled, delay)
+            self.assertIn("serving 2 s more with /readyz answering 503", d.stderr_text())
+        finally:
+            d.stop()
+
 
 class Processes(unittest.TestCase):
     def test_prefork_children_are_counted(self):

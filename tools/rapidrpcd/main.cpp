@@ -179,17 +179,20 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   // Started by a binary upgrade: the predecessor may now drain.
   rapidrpcd::successor_serves();
 
+  auto reload = [&] {
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
+               static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
+    if (!settings.config_file.empty()) rapidrpcd::reload_settings(settings, argc, argv);
+    server.reopen_logs();
+    sd_notify(0, "READY=1");
+  };
   int sig = 0;
   pid_t successor = -1;
   while (sigwait(&stop_signals, &sig) == 0) {
     if (sig == SIGHUP) {
-      timespec now{};
-      ::clock_gettime(CLOCK_MONOTONIC, &now);
-      sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
-                 static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
-      if (!settings.config_file.empty()) rapidrpcd::reload_settings(settings, argc, argv);
-      server.reopen_logs();
-      sd_notify(0, "READY=1");
+      reload();
       continue;
     }
     if (sig == SIGUSR2) {
@@ -211,6 +214,29 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
     std::fprintf(stderr,
                  "rapidrpcd: process %d serves now; finishing calls in flight (up to %.0f s)\n",
                  static_cast<int>(successor), settings.drain_timeout);
+  } else if (settings.drain_delay > 0) {
+    // --drain-delay: serve as before, with /readyz saying 503, so that a
+    // load balancer stops sending calls here before connections close
+    // (operations.md, "Behind a load balancer"). SIGHUP still reloads;
+    // another stop signal changes nothing.
+    server.announce_stop();
+    sd_notify(0, "STOPPING=1\nSTATUS=announcing the stop on /readyz");
+    std::fprintf(stderr,
+                 "rapidrpcd: %s received, serving %.3g s more with /readyz answering 503, then "
+                 "finishing calls in flight (up to %.0f s)\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_delay,
+                 settings.drain_timeout);
+    const auto until =
+        std::chrono::steady_clock::now() +
+        std::chrono::microseconds(static_cast<std::int64_t>(settings.drain_delay * 1e6));
+    for (auto now = std::chrono::steady_clock::now(); now < until;
+         now = std::chrono::steady_clock::now()) {
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count();
+      const timespec wait{static_cast<time_t>(left / 1000000000),
+                          static_cast<long>(left % 1000000000)};
+      if (::sigtimedwait(&stop_signals, nullptr, &wait) == SIGHUP) reload();
+    }
+    sd_notify(0, "STATUS=finishing calls in flight");
   } else {
     sd_notify(0, "STOPPING=1\nSTATUS=finishing calls in flight");
     std::fprintf(stderr, "rapidrpcd: %s received, finishing calls in flight (up to %.0f s)\n",

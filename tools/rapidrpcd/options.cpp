@@ -234,8 +234,16 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                    "Seconds a client may take to read a response")
       ->capture_default_str();
   limits
+      ->add_option("--drain-delay", out.drain_delay,
+                   "Seconds to go on serving as before after SIGINT/SIGTERM, with /readyz "
+                   "answering 503, so a load balancer's health check takes this server out "
+                   "before it stops accepting and closes idle connections")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  limits
       ->add_option("--drain-timeout", out.drain_timeout,
-                   "Seconds calls in flight get to finish after SIGINT/SIGTERM")
+                   "Seconds calls in flight get to finish after SIGINT/SIGTERM (and "
+                   "--drain-delay)")
       ->capture_default_str();
 }
 

@@ -55,6 +55,7 @@ struct settings {
   rapidrpc::server_options server;
   /// Seconds calls in flight get to finish after SIGINT/SIGTERM.
   double drain_timeout = 10;
+  double drain_delay = 0;
   /// --enable-test-methods: add the demo's test.* methods.
   bool test_methods = false;
   /// --python: serve a Python module's methods (instead of the demo

@@ -25,6 +25,8 @@ void reload_settings(settings& running, int argc, char** argv) {
       running.denied->replace(fresh.denied->get());
     } else if (value.key == "drain-timeout") {
       running.drain_timeout = fresh.drain_timeout;
+    } else if (value.key == "drain-delay") {
+      running.drain_delay = fresh.drain_delay;
     } else {
       std::cerr << "rapidrpcd: reload: " << value.key
                 << " changed in the file; it needs a restart or an upgrade (SIGUSR2), keeping "
