@@ -47,6 +47,8 @@ for arg in "$@"; do
       # in chromium (choose a method, type its parameters, click Call, read
       # the result), which a plain headless run (--dump-dom) cannot.
       packages+=(chromium-driver python3-selenium)
+      # haproxy: tests/faults/test_haproxy.py runs packaging/haproxy/haproxy.cfg.
+      packages+=(haproxy)
       tests=ON
       ;;
     --sanitize) sanitize=ON ;;
