@@ -139,6 +139,25 @@ struct server_options {
   /// credentials). start() throws std::invalid_argument for those, and
   /// std::runtime_error for an address that cannot be bound.
   std::vector<std::string> zmq;
+  /// Be the front of worker hosts (docs/scale-out.md): bind a ZeroMQ
+  /// endpoint at each of these addresses ("tcp://10.0.0.1:7000",
+  /// "tcp://127.0.0.1:*": see worker_endpoints()) where other servers
+  /// connect with `worker_connect`. Pool calls then go to the least loaded
+  /// of the local workers and the hosts connected, by calls in flight over
+  /// what each runs at once; with this set, `workers` = 0 means no local
+  /// workers at all (not one per core). A host silent for 2 s is dropped:
+  /// the calls it was running fail with fault_code::internal_error, those
+  /// not sent yet wait for another. Mode async-pool only; start() throws
+  /// std::invalid_argument for another, and std::runtime_error for an
+  /// address that cannot be bound.
+  std::vector<std::string> worker_listen;
+  /// Be a worker host: connect to the front at this ZeroMQ address (its
+  /// `worker_listen`), announce `workers` calls at once, and run the pool
+  /// calls it sends with this server's methods and pool (threads, or
+  /// processes with `isolate`), connecting again by itself after a fault.
+  /// The server serves its own listeners as well. Mode async-pool only, and
+  /// not with `worker_listen`; start() throws std::invalid_argument.
+  std::string worker_connect;
 
   // ---- access control and logging (docs/access.md) ----
 
@@ -249,6 +268,9 @@ class server {
   /// The ZeroMQ addresses bound, as libzmq reports them
   /// ("tcp://127.0.0.1:40123"; after start()).
   std::vector<std::string> zmq_endpoints() const;
+  /// The worker-host addresses bound (worker_listen), as libzmq reports
+  /// them.
+  std::vector<std::string> worker_endpoints() const;
 
   /// Says the server is about to stop: from now on ready() is false and
   /// /readyz answers 503 "not ready: draining", while everything else goes

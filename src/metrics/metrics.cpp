@@ -317,6 +317,13 @@ void store::write_exposition(std::string& out, const process_figures& process) c
     append_signed(out, up);
     out += '\n';
   }
+  if (const std::int64_t up = pool_.hosts_up.load(std::memory_order_relaxed); up >= 0) {
+    family(out, "rapidrpc_worker_hosts_up", "gauge",
+           "Worker hosts connected and taking calls (--worker-listen).");
+    out += "rapidrpc_worker_hosts_up ";
+    append_signed(out, up);
+    out += '\n';
+  }
   family(out, "rapidrpc_worker_restarts_total", "counter",
          "Worker processes (--isolate, --python, prefork) replaced, by cause.");
   for (std::size_t c = 0; c < restart_cause_count; ++c) {

@@ -83,6 +83,8 @@ struct pool_stats {
   std::atomic<std::int64_t> busy{0};    ///< workers running a call
   /// Worker processes alive and serving; -1: the pool has no processes.
   std::atomic<std::int64_t> processes_up{-1};
+  /// Worker hosts connected and taking calls; -1: not a front of hosts.
+  std::atomic<std::int64_t> hosts_up{-1};
   std::array<std::atomic<std::uint64_t>, restart_cause_count> restarts{};
 
   void restarted(restart_cause c) noexcept {

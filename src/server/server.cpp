@@ -11,6 +11,8 @@
 #include "server/process_modes.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
+#include "worker/remote_pool.hpp"
+#include "worker/worker_link.hpp"
 #include "worker/worker_pool.hpp"
 #include "zmq/router.hpp"
 
@@ -315,6 +317,9 @@ struct server::impl {
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
   std::unique_ptr<detail::pool_runner> runner;             // watchdog or worker processes
   std::unique_ptr<detail::zmq_router> zmq;                 // after runner and pool: they post to it
+  std::unique_ptr<detail::worker_link> link;               // likewise (worker_connect)
+  detail::remote_pool* remote = nullptr;                   // the runner, with worker_listen
+  std::vector<std::string> worker_bound;
   std::vector<tcp::endpoint> bound;
   std::vector<std::string> zmq_bound;
   // Metrics and the admin listener (server_options::metrics, admin). The
@@ -337,6 +342,8 @@ struct server::impl {
     if (!serving.load(std::memory_order_acquire)) return "starting";
     if (metrics && metrics->pool().processes_up.load(std::memory_order_relaxed) == 0)
       return "no worker process is up";
+    if (metrics && options.workers == 0 && metrics->pool().hosts_up.load() == 0)
+      return "no worker host is connected";
     return {};
   }
   bool stopping_seen() const { return draining.load(std::memory_order_acquire); }
@@ -350,6 +357,9 @@ struct server::impl {
     admin_listening.clear();
     zmq.reset();
     zmq_bound.clear();
+    link.reset();
+    remote = nullptr;
+    worker_bound.clear();
     loops.clear();
     pool.reset();
     supervisor.reset();
@@ -366,6 +376,7 @@ struct server::impl {
     if (supervisor) supervisor->join();
     for (auto& l : loops) l->join();
     if (zmq) zmq->join();
+    if (link) link->join();
     if (pool) {
       pool->stop();
       pool->join();
@@ -373,6 +384,7 @@ struct server::impl {
     runner.reset();  // before the loops: its completions post to their io_contexts
     loops.clear();   // destroys connections whose last handlers were never run
     zmq.reset();
+    link.reset();
     pool.reset();
     supervisor.reset();
     admin.reset();  // it answered (503 to /readyz) until now
@@ -502,6 +514,11 @@ void refuse_unhonoured(const server_options& o) {
                                   " is not a listening TCP socket");
   }
   if (!o.admin.empty()) split_admin(o.admin);
+  if ((!o.worker_listen.empty() || !o.worker_connect.empty()) && mode != serving_mode::async_pool)
+    throw std::invalid_argument("worker hosts need mode async-pool, not " +
+                                std::string(mode_name(mode)));
+  if (!o.worker_listen.empty() && !o.worker_connect.empty())
+    throw std::invalid_argument("a server is a front of worker hosts or a worker host, not both");
   if (!o.zmq.empty()) {
     if (mode != serving_mode::async_pool && mode != serving_mode::async)
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
@@ -581,7 +598,32 @@ void server::start() {
     s.supervisor =
         std::make_unique<detail::process_supervisor>(s.shared, mode, or_cores(s.options.processes));
   } else {
-    if (mode == serving_mode::async_pool) {
+    if (mode == serving_mode::async_pool && !s.options.worker_listen.empty()) {
+      // The front of worker hosts; its own workers, if any, are one more
+      // place for calls to go.
+      detail::remote_pool::settings r;
+      r.local_capacity = s.options.workers;
+      r.stats = s.shared.pool.stats;
+      if (s.options.workers != 0 && s.options.isolate) {
+        r.local_runner = [&o = s.options](detail::metrics::pool_stats* stats) {
+          return make_worker_pool(o.worker_command, o.workers, o.worker_max_requests, stats);
+        };
+      } else if (s.options.workers != 0) {
+        s.pool = std::make_unique<net::thread_pool>(s.options.workers);
+        r.local_threads = s.pool->get_executor();
+      }
+      try {
+        auto remote = detail::make_remote_pool(std::move(r));
+        for (const auto& address : s.options.worker_listen)
+          s.worker_bound.push_back(remote->bind(address));
+        s.remote = remote.get();
+        s.runner = std::move(remote);
+      } catch (...) {
+        s.abandon_start();
+        throw;
+      }
+      s.shared.pool.runner = s.runner.get();
+    } else if (mode == serving_mode::async_pool) {
       if (s.options.isolate) {
         s.runner = make_worker_pool(s.options.worker_command, s.options.workers,
                                     s.options.worker_max_requests, s.shared.pool.stats);
@@ -649,6 +691,20 @@ void server::start() {
       throw;
     }
   }
+  if (!s.options.worker_connect.empty()) {
+    detail::worker_link::settings w;
+    w.methods = &s.methods;
+    w.limits = s.shared.limits;
+    w.pool = &s.shared.pool;
+    w.capacity = or_cores(s.options.workers);
+    w.front = s.options.worker_connect;
+    try {
+      s.link = std::make_unique<detail::worker_link>(w);
+    } catch (...) {
+      s.abandon_start();
+      throw;
+    }
+  }
   if (admin_on) {
     try {
       detail::admin_listener::handlers h;
@@ -696,6 +752,8 @@ void server::start() {
   if (s.supervisor) s.supervisor->start();
   for (auto& l : s.loops) l->start();
   if (s.zmq) s.zmq->start();
+  if (s.remote) s.remote->start();
+  if (s.link) s.link->start();
   s.started = true;
   s.serving.store(true, std::memory_order_release);
 }
@@ -728,6 +786,8 @@ std::uint16_t server::port() const {
 }
 
 std::vector<std::string> server::zmq_endpoints() const { return impl_->zmq_bound; }
+
+std::vector<std::string> server::worker_endpoints() const { return impl_->worker_bound; }
 
 namespace {
 std::vector<std::string> host_ports(const std::vector<tcp::endpoint>& endpoints) {
@@ -768,6 +828,7 @@ void server::stop(std::chrono::milliseconds drain) {
   if (impl_->supervisor) impl_->supervisor->stop(drain);
   for (auto& l : impl_->loops) l->stop(drain);
   if (impl_->zmq) impl_->zmq->stop(drain);
+  if (impl_->link) impl_->link->stop(drain);
 }
 
 void server::wait() {
@@ -777,6 +838,7 @@ void server::wait() {
   if (impl_->supervisor) impl_->supervisor->join();
   for (auto& l : impl_->loops) l->join();
   if (impl_->zmq) impl_->zmq->join();
+  if (impl_->link) impl_->link->join();
   lock.lock();
   if (!impl_->joined) {
     impl_->joined = true;

@@ -70,10 +70,15 @@ class Bench:
     mismatch}, first_error, elapsed_s, latency_us{p50, p99, max, ...},
     timeline{slot_s, ok[], errors[]})."""
 
-    def __init__(self, port, method, *args, connections=4, duration=4.0, options=()):
+    def __init__(self, port, method, *args, connections=4, duration=4.0, requests=None,
+                 options=()):
+        """A run of `duration` seconds, or of `requests` calls (then every
+        call is answered before it ends, and `duration` is how long it is
+        expected to take)."""
         self.duration = duration
+        length = ["-n", str(requests)] if requests else ["-d", str(duration)]
         self.args = [bench_path(), "bench", "--json", "-c", str(connections),
-                     "-d", str(duration), *map(str, options),
+                     *length, *map(str, options),
                      f"http://{harness.HOST}:{port}/RPC2", method, *map(str, args)]
         self.proc = None
         self.started = None

@@ -163,6 +163,11 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   for (int fd : options.admin_listen_fds) ::close(fd);
   for (const auto& z : server.zmq_endpoints())
     std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
+  for (const auto& w : server.worker_endpoints())
+    std::printf("rapidrpcd: worker hosts connect at %s\n", w.c_str());
+  if (!options.worker_connect.empty())
+    std::printf("rapidrpcd: a worker host of %s, %u calls at once\n",
+                options.worker_connect.c_str(), options.workers);
   if (!options.admin.empty())
     std::printf("rapidrpcd: admin (/metrics, /healthz, /readyz) on %s\n",
                 join(server.admin_endpoints()).c_str());

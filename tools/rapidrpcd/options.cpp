@@ -153,6 +153,16 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       "--zmq", options.zmq,
       "Also serve JSON-RPC over ZeroMQ on this address (repeatable): tcp://127.0.0.1:5555, "
       "tcp://127.0.0.1:* (a free port), ipc:///path (see docs/zmq.md)");
+  app.add_option("--worker-listen", options.worker_listen,
+                 "Be the front of worker hosts: bind this ZeroMQ address (repeatable; "
+                 "tcp://10.0.0.1:7000, tcp://127.0.0.1:* for a free port) where other rapidrpcd "
+                 "--worker-connect; pool calls go to the least loaded worker, here or there, and "
+                 "--workers 0 means none here (see docs/scale-out.md)")
+      ->type_name("ADDRESS");
+  app.add_option("--worker-connect", options.worker_connect,
+                 "Be a worker host: run the pool calls of the front at this ZeroMQ address (its "
+                 "--worker-listen), --workers of them at once")
+      ->type_name("ADDRESS");
   app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
                  "Compress responses this large when the client accepts gzip (0: never)")
       ->capture_default_str();
@@ -363,7 +373,15 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   lim.idle_timeout = std::chrono::seconds(in.idle_timeout);
   lim.write_timeout = std::chrono::seconds(in.write_timeout);
   if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
-  if (options.workers == 0) options.workers = std::max(1u, std::thread::hardware_concurrency());
+  if (!options.worker_listen.empty() || !options.worker_connect.empty()) {
+    if (options.mode != rapidrpc::serving_mode::async_pool)
+      return failure{2, "--worker-listen and --worker-connect apply to --mode async-pool only"};
+    if (!options.worker_listen.empty() && !options.worker_connect.empty())
+      return failure{2, "--worker-listen and --worker-connect do not go together"};
+  }
+  // A front of worker hosts may run no pool call itself.
+  if (options.workers == 0 && options.worker_listen.empty())
+    options.workers = std::max(1u, std::thread::hardware_concurrency());
   options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
   try {
     if (!in.auth_file.empty()) {

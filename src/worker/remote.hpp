@@ -1,0 +1,42 @@
+// Private: the worker-host protocol, between a front (server_options::
+// worker_listen: a ROUTER socket bound there) and worker hosts
+// (server_options::worker_connect: a DEALER socket connected to it), over
+// ZeroMQ. Every message is a command frame, then its fields:
+//
+//   host -> front   READY  version capacity   connected, or connected again
+//   front -> host   CALL   id methodCall      run this call
+//   host -> front   REPLY  id methodResponse  its answer
+//   both ways       HB                        a heartbeat
+//   host -> front   BYE                       no more calls, please: draining
+//   front -> host   WHO                       unknown here: say READY again
+//
+// `id` is 8 bytes the front chose; the calls' documents are XML-RPC, as
+// between a server and its worker processes (rapidrpc/worker.hpp). Each
+// side sends a heartbeat every heartbeat_interval and takes a peer it has
+// heard nothing from for peer_timeout as gone (the ZeroMQ guide's
+// "Paranoid Pirate" pattern): the front fails the calls that host was
+// running, the host connects again (docs/design.md, "Worker hosts").
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+namespace rapidrpc::detail::remote {
+
+inline constexpr std::string_view ready = "READY";
+inline constexpr std::string_view call = "CALL";
+inline constexpr std::string_view reply = "REPLY";
+inline constexpr std::string_view heartbeat = "HB";
+inline constexpr std::string_view leaving = "BYE";
+inline constexpr std::string_view who = "WHO";
+inline constexpr std::string_view version = "1";
+
+inline constexpr std::chrono::milliseconds heartbeat_interval{500};
+/// Silence for this long, four heartbeats, means the peer is gone: a dead
+/// host stops getting calls within peer_timeout plus one interval.
+inline constexpr std::chrono::milliseconds peer_timeout{2000};
+/// The most calls at once a host may announce.
+inline constexpr std::uint32_t max_capacity = 4096;
+
+}  // namespace rapidrpc::detail::remote

@@ -1,0 +1,488 @@
+#include "worker/remote_pool.hpp"
+
+#include "worker/remote.hpp"
+
+#include <rapidrpc/xmlrpc.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <zmq.hpp>
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace rapidrpc::detail {
+
+namespace {
+
+namespace net = boost::asio;
+using clock = std::chrono::steady_clock;
+
+std::string_view text(const zmq::message_t& m) noexcept {
+  return {static_cast<const char*>(m.data()), m.size()};
+}
+
+class pool final : public remote_pool {
+ public:
+  explicit pool(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
+    if (settings_.local_runner) local_runner_ = settings_.local_runner(&local_stats_);
+    socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(settings_.max_message_bytes));
+    socket_.set(zmq::sockopt::linger, 0);
+    // A send to a host that is gone fails rather than vanishing, and a host
+    // that connects again under its identity takes it over.
+    socket_.set(zmq::sockopt::router_mandatory, 1);
+    socket_.set(zmq::sockopt::router_handover, 1);
+    // No high-water mark: what is queued for a host is bounded by the calls
+    // it announced plus a few heartbeats, and a full queue would drop it.
+    socket_.set(zmq::sockopt::sndhwm, 0);
+    socket_.set(zmq::sockopt::rcvhwm, 0);
+    // Call ids start at a random point, so that a host still running a call
+    // of this front's previous life cannot answer a new call with its reply.
+    std::random_device random;
+    next_id_ = (std::uint64_t{random()} << 32) ^ random();
+  }
+
+  ~pool() override {
+    if (thread_.joinable()) {
+      net::post(io_, [this] {
+        // Past the drain: the calls left are dropped with their loops.
+        stopping_ = true;
+        work_.reset();
+        io_.stop();
+      });
+      thread_.join();
+    }
+    local_runner_.reset();  // its completions post to io_
+    notify_.release();
+    socket_.close();
+  }
+
+  std::string bind(const std::string& address) override {
+    try {
+      if (address.find("://[") != std::string::npos) socket_.set(zmq::sockopt::ipv6, 1);
+      socket_.bind(address);
+    } catch (const zmq::error_t& e) {
+      throw std::runtime_error("cannot bind the worker-host endpoint " + address + ": " + e.what());
+    }
+    return socket_.get(zmq::sockopt::last_endpoint);
+  }
+
+  void start() override {
+    notify_.assign(socket_.get(zmq::sockopt::fd));
+    publish();
+    beat();
+    schedule_pump();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void run(const method& m, std::string_view name, array params, std::chrono::milliseconds timeout,
+           net::any_io_executor loop, std::function<void(outcome)> done) override {
+    // Encoded on the caller's loop thread; the pool's thread moves bytes.
+    auto j = std::make_unique<job>();
+    j->m = &m;
+    xmlrpc::write_call(j->document, name, params);
+    if (settings_.local_capacity != 0) {
+      j->name = name;
+      j->params = std::move(params);
+    }
+    j->timeout = timeout;
+    j->loop = std::move(loop);
+    j->done = std::move(done);
+    net::post(io_, [this, j = std::move(j)]() mutable { accept(std::move(j)); });
+  }
+
+ private:
+  struct host;
+
+  struct job {
+    std::uint64_t id = 0;
+    const method* m = nullptr;
+    std::string document;  // the methodCall
+    std::string name;      // with params: kept for the local workers, if any
+    array params;
+    std::chrono::milliseconds timeout{0};
+    net::any_io_executor loop;
+    std::function<void(outcome)> done;
+    std::unique_ptr<net::steady_timer> timer;
+    host* on = nullptr;     // the host running it
+    bool local = false;     // run by the local workers
+    bool finished = false;  // the caller has its outcome (a timeout may come first)
+  };
+
+  struct host {
+    std::string identity;
+    std::string peer;  // its address, for the log
+    std::uint32_t capacity = 0;
+    std::uint32_t in_flight = 0;
+    clock::time_point heard;
+    bool leaving = false;
+    std::vector<std::uint64_t> calls;  // the ids of those in flight
+  };
+
+  void finish(job& j, outcome o) {
+    if (j.finished) return;
+    j.finished = true;
+    if (j.timer) j.timer->cancel();
+    net::post(j.loop,
+              [done = std::move(j.done), o = std::move(o)]() mutable { done(std::move(o)); });
+  }
+
+  void accept(std::unique_ptr<job> j) {
+    if (stopping_) return;
+    if (settings_.local_capacity == 0 && hosts_.empty()) {
+      // Nothing could run it: said now rather than after a timeout.
+      finish(*j, fault(fault_code::internal_error, "internal error: no worker host is connected"));
+      return;
+    }
+    j->id = next_id_++;
+    if (j->timeout.count() > 0) {
+      j->timer = std::make_unique<net::steady_timer>(io_, j->timeout);
+      j->timer->async_wait([this, id = j->id](const boost::system::error_code& ec) {
+        if (!ec) timed_out(id);
+      });
+    }
+    queue_.push_back(j->id);
+    jobs_.emplace(j->id, std::move(j));
+    dispatch();
+  }
+
+  void timed_out(std::uint64_t id) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return;
+    job& j = *it->second;
+    finish(j, fault(fault_code::timeout, "the call took too long"));
+    // A call still queued goes now; one running keeps its place until its
+    // host answers or is dropped (a host or thread cannot be interrupted).
+    if (!j.on && !j.local) {
+      std::erase(queue_, id);
+      jobs_.erase(it);
+      publish();
+    }
+  }
+
+  // Sends queued calls, least loaded worker first, while any has room.
+  void dispatch() {
+    while (!queue_.empty()) {
+      host* best = nullptr;
+      bool local = false;
+      // Loads compare as fractions a/b < c/d, i.e. a*d < c*b.
+      std::uint64_t load_num = 1;
+      std::uint64_t load_den = 1;  // 1/1: full
+      if (local_busy_ < settings_.local_capacity) {
+        local = true;
+        load_num = local_busy_;
+        load_den = settings_.local_capacity;
+      }
+      for (auto& [identity, h] : hosts_) {
+        if (h.leaving || h.in_flight >= h.capacity) continue;
+        if (std::uint64_t{h.in_flight} * load_den < load_num * h.capacity || (!local && !best)) {
+          best = &h;
+          local = false;
+          load_num = h.in_flight;
+          load_den = h.capacity;
+        }
+      }
+      if (!local && best == nullptr) break;
+      const std::uint64_t id = queue_.front();
+      queue_.pop_front();
+      job& j = *jobs_.at(id);
+      if (local)
+        run_local(j);
+      else
+        send_call(*best, j);
+    }
+    publish();
+  }
+
+  void run_local(job& j) {
+    j.local = true;
+    ++local_busy_;
+    auto id = j.id;
+    if (local_runner_) {
+      local_runner_->run(*j.m, j.name, std::move(j.params), j.timeout, io_.get_executor(),
+                         [this, id](outcome o) { local_done(id, std::move(o)); });
+      return;
+    }
+    net::post(settings_.local_threads, [this, id, m = j.m, params = std::move(j.params)]() mutable {
+      outcome o = call_method(*m, params);
+      net::post(io_, [this, id, o = std::move(o)]() mutable { local_done(id, std::move(o)); });
+    });
+  }
+
+  void local_done(std::uint64_t id, outcome o) {
+    --local_busy_;
+    if (auto it = jobs_.find(id); it != jobs_.end()) {
+      finish(*it->second, std::move(o));
+      jobs_.erase(it);
+    }
+    dispatch();
+  }
+
+  void send_call(host& h, job& j) {
+    char id[8];
+    std::memcpy(id, &j.id, sizeof id);
+    if (!send(h.identity, {remote::call, std::string_view(id, sizeof id), j.document})) {
+      // Not sent, so it did not run: it waits for the next worker.
+      queue_.push_front(j.id);
+      drop(h, "cannot be reached");
+      return;
+    }
+    j.on = &h;
+    ++h.in_flight;
+    h.calls.push_back(j.id);
+  }
+
+  // One message to `identity`, without waiting: false if it could not go
+  // (the host is gone, or its queue is full: it stopped reading).
+  bool send(const std::string& identity, std::initializer_list<std::string_view> frames) {
+    try {
+      if (!socket_.send(zmq::const_buffer(identity.data(), identity.size()),
+                        zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+        return false;
+      std::size_t left = frames.size();
+      for (auto f : frames) {
+        auto flags = --left != 0 ? zmq::send_flags::sndmore : zmq::send_flags::none;
+        socket_.send(zmq::const_buffer(f.data(), f.size()), flags | zmq::send_flags::dontwait);
+      }
+    } catch (const zmq::error_t&) {
+      return false;  // EHOSTUNREACH (router_mandatory): gone
+    }
+    if (!pumping_) schedule_pump();  // a send may take the notification of an arrival
+    return true;
+  }
+
+  // The host is dropped: the calls it was running fail (they may have run),
+  // and it gets no more until it says READY again.
+  void drop(host& h, const char* why) {
+    if (h.leaving && h.calls.empty())
+      std::fprintf(stderr, "rapidrpc: worker host %s left\n", h.peer.c_str());
+    else
+      std::fprintf(stderr, "rapidrpc: worker host %s %s; %zu call(s) in flight there fail\n",
+                   h.peer.c_str(), why, h.calls.size());
+    fail_calls(h, "internal error: the worker host running this call stopped answering");
+    hosts_.erase(h.identity);
+    if (hosts_.empty() && settings_.local_capacity == 0) {
+      // Nothing is left to run the calls waiting: they fail now.
+      for (auto id : queue_) {
+        finish(*jobs_.at(id),
+               fault(fault_code::internal_error, "internal error: no worker host is connected"));
+        jobs_.erase(id);
+      }
+      queue_.clear();
+    }
+    publish();
+  }
+
+  // The calls in flight on `h` fail with `why`: they may have run.
+  void fail_calls(host& h, const char* why) {
+    for (auto id : h.calls) {
+      auto it = jobs_.find(id);
+      if (it == jobs_.end()) continue;
+      finish(*it->second, fault(fault_code::internal_error, why));
+      jobs_.erase(it);
+    }
+    h.calls.clear();
+    h.in_flight = 0;
+  }
+
+  // Every heartbeat_interval: silent hosts are dropped, the others hear
+  // from the front, and the figures are published.
+  void beat() {
+    const auto now = clock::now();
+    std::vector<host*> silent;
+    for (auto& [identity, h] : hosts_) {
+      if (now - h.heard > remote::peer_timeout)
+        silent.push_back(&h);
+      else
+        send(h.identity, {remote::heartbeat});
+    }
+    for (host* h : silent) drop(*h, "stopped answering");
+    publish();
+    beat_timer_.expires_after(remote::heartbeat_interval);
+    beat_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) beat();
+    });
+  }
+
+  void publish() {
+    auto* stats = settings_.stats;
+    if (stats == nullptr) return;
+    std::int64_t busy = local_busy_;
+    std::int64_t up = 0;
+    for (const auto& [identity, h] : hosts_) {
+      busy += h.in_flight;
+      up += h.leaving ? 0 : 1;
+    }
+    stats->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
+    stats->busy.store(busy, std::memory_order_relaxed);
+    stats->hosts_up.store(up, std::memory_order_relaxed);
+    if (local_runner_) {
+      // Worker processes count into a figure of their own, copied here.
+      stats->processes_up.store(local_stats_.processes_up.load(std::memory_order_relaxed),
+                                std::memory_order_relaxed);
+      for (std::size_t i = 0; i < local_stats_.restarts.size(); ++i)
+        stats->restarts[i].store(local_stats_.restarts[i].load(std::memory_order_relaxed),
+                                 std::memory_order_relaxed);
+    }
+  }
+
+  void schedule_pump() {
+    if (pump_posted_) return;
+    pump_posted_ = true;
+    net::post(io_, [this] {
+      pump_posted_ = false;
+      pump();
+    });
+  }
+
+  void wait_for_input() {
+    if (waiting_) return;
+    waiting_ = true;
+    notify_.async_wait(net::posix::stream_descriptor::wait_read,
+                       [this](const boost::system::error_code& ec) {
+                         waiting_ = false;
+                         if (!ec) pump();
+                       });
+  }
+
+  // Reads until the socket has nothing more (ZMQ_FD signals edges only).
+  void pump() {
+    if (stopping_) return;
+    pumping_ = true;
+    for (int i = 0; i < 256; ++i) {
+      std::size_t n = 0;
+      try {
+        if (!(socket_.get(zmq::sockopt::events) & ZMQ_POLLIN)) {
+          pumping_ = false;
+          wait_for_input();
+          return;
+        }
+        bool more = true;
+        while (more) {
+          zmq::message_t& f = frames_[n < frames_.size() - 1 ? n : frames_.size() - 1];
+          if (!socket_.recv(f, zmq::recv_flags::dontwait)) break;
+          more = f.more();
+          ++n;
+        }
+      } catch (const zmq::error_t& e) {
+        std::fprintf(stderr, "rapidrpc: worker-host endpoint: cannot read: %s\n", e.what());
+        pumping_ = false;
+        wait_for_input();
+        return;
+      }
+      if (n >= 2 && n < frames_.size()) handle(n);
+    }
+    pumping_ = false;
+    schedule_pump();
+  }
+
+  void handle(std::size_t n) {
+    const std::string identity(text(frames_[0]));
+    const std::string_view command = text(frames_[1]);
+    auto it = hosts_.find(identity);
+    if (command == remote::ready) {
+      std::uint32_t capacity = 0;
+      const std::string_view v = n == 4 ? text(frames_[3]) : std::string_view();
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), capacity);
+      if (n != 4 || text(frames_[2]) != remote::version || ec != std::errc() ||
+          end != v.data() + v.size() || capacity == 0 || capacity > remote::max_capacity) {
+        std::fprintf(stderr, "rapidrpc: worker-host endpoint: a READY that cannot be read\n");
+        return;
+      }
+      if (it == hosts_.end()) {
+        it = hosts_.emplace(identity, host{}).first;
+        it->second.identity = identity;
+        const char* address = zmq_msg_gets(frames_[1].handle(), "Peer-Address");
+        it->second.peer = address != nullptr ? address : "(local)";
+        std::fprintf(stderr, "rapidrpc: worker host %s connected, %u at once\n",
+                     it->second.peer.c_str(), capacity);
+      } else if (!it->second.calls.empty()) {
+        // It connected again with a new socket: answers queued in the old
+        // one are lost, so its calls in flight fail now rather than wait
+        // for an answer that may never come.
+        fail_calls(it->second, "internal error: the worker host running this call connected again");
+      }
+      it->second.capacity = capacity;
+      it->second.leaving = false;
+      it->second.heard = clock::now();
+      dispatch();
+      return;
+    }
+    if (it == hosts_.end()) {
+      // Dropped here (or never seen: this front started again): the host
+      // announces itself again.
+      send(identity, {remote::who});
+      return;
+    }
+    host& h = it->second;
+    h.heard = clock::now();
+    if (command == remote::reply && n == 4 && frames_[2].size() == 8) {
+      std::uint64_t id;
+      std::memcpy(&id, frames_[2].data(), 8);
+      auto call = std::find(h.calls.begin(), h.calls.end(), id);
+      if (call == h.calls.end()) return;  // not a call of this host's
+      h.calls.erase(call);
+      --h.in_flight;
+      if (auto j = jobs_.find(id); j != jobs_.end()) {
+        answered(*j->second, text(frames_[3]));
+        jobs_.erase(j);
+      }
+      if (h.leaving && h.calls.empty()) return drop(h, "");
+      dispatch();
+    } else if (command == remote::leaving) {
+      h.leaving = true;
+      std::fprintf(stderr, "rapidrpc: worker host %s is leaving\n", h.peer.c_str());
+      if (h.calls.empty()) drop(h, "");
+      publish();
+    }
+    // A heartbeat has done its work; anything else is ignored.
+  }
+
+  void answered(job& j, std::string_view response) {
+    auto parsed = xmlrpc::parse_response(response);
+    if (auto* r = std::get_if<outcome>(&parsed))
+      finish(j, std::move(*r));
+    else
+      finish(j, fault(fault_code::internal_error, "internal error: an answer that cannot be read"));
+  }
+
+  settings settings_;
+  metrics::pool_stats local_stats_;  // the local worker processes' figures
+  std::unique_ptr<pool_runner> local_runner_;
+  net::io_context io_{1};
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_{context_, zmq::socket_type::router};
+  net::posix::stream_descriptor notify_{io_};
+  net::steady_timer beat_timer_{io_};
+  std::array<zmq::message_t, 5> frames_;  // identity, command, up to two fields; one more: too many
+  std::map<std::string, host> hosts_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<job>> jobs_;
+  std::deque<std::uint64_t> queue_;
+  std::uint64_t next_id_ = 0;
+  unsigned local_busy_ = 0;
+  bool waiting_ = false;
+  bool pump_posted_ = false;
+  bool pumping_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<remote_pool> make_remote_pool(remote_pool::settings s) {
+  return std::make_unique<pool>(std::move(s));
+}
+
+}  // namespace rapidrpc::detail

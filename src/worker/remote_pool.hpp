@@ -1,0 +1,51 @@
+// Private: the front's side of worker hosts (server_options::worker_listen).
+// Pool calls go to the least loaded of the local workers (threads or worker
+// processes, if any) and the worker hosts connected, each loaded by its
+// calls in flight over what it announced it can run at once; a call waits
+// at the front when all are full. A host that falls silent (remote.hpp) is
+// dropped, and the calls it was running fail with a fault: they may have
+// run. A call not yet sent to one waits for the next.
+//
+// Threads: one of its own, running an io_context that owns the ROUTER socket
+// (waited on through ZMQ_FD, as zmq/router.hpp does), the queue and every
+// host's state. Results are posted back to each caller's loop.
+#pragma once
+
+#include "metrics/metrics.hpp"
+#include "registry/pool.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace rapidrpc::detail {
+
+class remote_pool : public pool_runner {
+ public:
+  struct settings {
+    /// Local workers: `local_capacity` calls at once, run by the runner
+    /// `local_runner` makes (worker processes, counted into the figures it
+    /// is given; the pool owns it) or else on `local_threads`. Zero: every
+    /// call goes to a worker host.
+    unsigned local_capacity = 0;
+    std::function<std::unique_ptr<pool_runner>(metrics::pool_stats*)> local_runner;
+    boost::asio::any_io_executor local_threads;
+    /// Receives the pool's figures (outlives the pool); may be null.
+    metrics::pool_stats* stats = nullptr;
+    /// Past this size libzmq drops the host's connection.
+    std::size_t max_message_bytes = 64 * 1024 * 1024;
+  };
+
+  /// Binds one more address, before start(); returns the address bound.
+  /// Throws std::runtime_error saying why it cannot.
+  virtual std::string bind(const std::string& address) = 0;
+  /// Starts its thread.
+  virtual void start() = 0;
+};
+
+std::unique_ptr<remote_pool> make_remote_pool(remote_pool::settings s);
+
+}  // namespace rapidrpc::detail

@@ -1,0 +1,294 @@
+#include "worker/worker_link.hpp"
+
+#include "rpc/exchange.hpp"
+#include "worker/remote.hpp"
+
+#include <rapidrpc/worker.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <zmq.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace rapidrpc::detail {
+
+namespace net = boost::asio;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+// How long answers still queued at close may take to leave.
+constexpr int close_linger_ms = 1000;
+
+std::string_view text(const zmq::message_t& m) noexcept {
+  return {static_cast<const char*>(m.data()), m.size()};
+}
+
+}  // namespace
+
+class worker_link::impl {
+ public:
+  explicit impl(settings s) : settings_(std::move(s)), parsers_(settings_.limits) {
+    // One identity for the life of the process: after a reconnection the
+    // front knows the host (and its calls in flight) by it.
+    std::random_device random;
+    identity_.resize(16);
+    for (auto& c : identity_) c = static_cast<char>(random());
+    connect();
+    call_context_.loop = io_.get_executor();
+    call_context_.pool = settings_.pool;
+  }
+
+  ~impl() {
+    if (thread_.joinable()) {
+      stop(std::chrono::milliseconds(0));
+      join();
+    }
+    if (socket_ && *socket_) {
+      notify_.release();
+      socket_->close();
+    }
+  }
+
+  void start() {
+    say_ready();
+    beat();
+    schedule_pump();
+    thread_ = std::thread([this] {
+      io_.run();
+      // The last answers and the BYE get a moment to leave; the context
+      // waits for them when it is destroyed.
+      notify_.release();
+      socket_->set(zmq::sockopt::linger, close_linger_ms);
+      socket_->close();
+    });
+  }
+
+  void stop(std::chrono::milliseconds drain) {
+    net::post(io_, [this, drain] {
+      if (draining_) return;
+      draining_ = true;
+      send({remote::leaving});
+      drain_timer_.expires_after(drain);
+      drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) io_.stop();  // past the deadline: the calls left get no answer
+      });
+      finish_if_drained();
+    });
+  }
+
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  // One call from the front; its exchange runs it and hands the answer back.
+  struct call final : rpc::reply_sink {
+    call(impl& l, const registry& methods, const limits& lim) : link(l), exchange(methods, lim) {}
+    void on_reply(const rpc::reply& r) override { link.answered(*this, r); }
+
+    impl& link;
+    rpc::exchange exchange;
+    std::array<char, 8> id{};
+  };
+
+  void connect() {
+    if (socket_) {
+      notify_.release();
+      socket_->close();
+    }
+    socket_.emplace(context_, zmq::socket_type::dealer);
+    socket_->set(zmq::sockopt::linger, 0);
+    socket_->set(zmq::sockopt::routing_id, zmq::const_buffer(identity_.data(), identity_.size()));
+    socket_->set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(max_worker_frame_bytes));
+    // Answers queued are bounded by the calls announced: no high-water mark
+    // to drop them at.
+    socket_->set(zmq::sockopt::sndhwm, 0);
+    socket_->set(zmq::sockopt::rcvhwm, 0);
+    if (settings_.front.find("://[") != std::string::npos) socket_->set(zmq::sockopt::ipv6, 1);
+    try {
+      socket_->connect(settings_.front);
+    } catch (const zmq::error_t& e) {
+      throw std::runtime_error("cannot connect to the front " + settings_.front + ": " + e.what());
+    }
+    notify_.assign(socket_->get(zmq::sockopt::fd));
+    waiting_ = false;
+    heard_ = clock::now();
+  }
+
+  void say_ready() {
+    const std::string capacity = std::to_string(settings_.capacity);
+    send({remote::ready, remote::version, capacity});
+  }
+
+  // Best effort: a message the socket cannot take now (nothing connected
+  // yet, or the front stopped reading) is dropped; heartbeats and READY
+  // are sent again, and an answer lost so is a call the front fails.
+  void send(std::initializer_list<std::string_view> frames) {
+    try {
+      std::size_t left = frames.size();
+      for (auto f : frames) {
+        auto flags = --left != 0 ? zmq::send_flags::sndmore : zmq::send_flags::none;
+        if (!socket_->send(zmq::const_buffer(f.data(), f.size()),
+                           flags | zmq::send_flags::dontwait))
+          break;  // the first frame only: a message goes whole or not at all
+      }
+    } catch (const zmq::error_t& e) {
+      std::fprintf(stderr, "rapidrpc: worker host: cannot send: %s\n", e.what());
+    }
+    if (!pumping_) schedule_pump();
+  }
+
+  void beat() {
+    if (clock::now() - heard_ > remote::peer_timeout && !draining_) {
+      std::fprintf(stderr,
+                   "rapidrpc: worker host: the front at %s stopped answering; connecting "
+                   "again\n",
+                   settings_.front.c_str());
+      try {
+        connect();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rapidrpc: worker host: %s\n", e.what());
+      }
+      say_ready();
+      schedule_pump();
+    } else {
+      send({remote::heartbeat});
+    }
+    beat_timer_.expires_after(remote::heartbeat_interval);
+    beat_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) beat();
+    });
+  }
+
+  void schedule_pump() {
+    if (pump_posted_) return;
+    pump_posted_ = true;
+    net::post(io_, [this] {
+      pump_posted_ = false;
+      pump();
+    });
+  }
+
+  void wait_for_input() {
+    if (waiting_) return;
+    waiting_ = true;
+    notify_.async_wait(net::posix::stream_descriptor::wait_read,
+                       [this](const boost::system::error_code& ec) {
+                         // Aborted: the socket was replaced, and the flag
+                         // with it (connect()).
+                         if (ec == net::error::operation_aborted) return;
+                         waiting_ = false;
+                         if (!ec) pump();
+                       });
+  }
+
+  void pump() {
+    pumping_ = true;
+    for (int i = 0; i < 256; ++i) {
+      std::size_t n = 0;
+      try {
+        if (!(socket_->get(zmq::sockopt::events) & ZMQ_POLLIN)) {
+          pumping_ = false;
+          wait_for_input();
+          return;
+        }
+        bool more = true;
+        while (more) {
+          zmq::message_t& f = frames_[n < frames_.size() - 1 ? n : frames_.size() - 1];
+          if (!socket_->recv(f, zmq::recv_flags::dontwait)) break;
+          more = f.more();
+          ++n;
+        }
+      } catch (const zmq::error_t& e) {
+        std::fprintf(stderr, "rapidrpc: worker host: cannot read: %s\n", e.what());
+        pumping_ = false;
+        wait_for_input();
+        return;
+      }
+      if (n >= 1 && n < frames_.size()) handle(n);
+    }
+    pumping_ = false;
+    schedule_pump();
+  }
+
+  void handle(std::size_t n) {
+    heard_ = clock::now();
+    const std::string_view command = text(frames_[0]);
+    if (command == remote::call && n == 3 && frames_[1].size() == 8) {
+      call& c = new_call();
+      std::memcpy(c.id.data(), frames_[1].data(), 8);
+      // The call object outlives its exchange's work (the io_context it
+      // completes on stops before the link goes): a reference, not owned.
+      c.exchange.start(rpc::protocol::xmlrpc, text(frames_[2]), call_context_,
+                       std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
+    } else if (command == remote::who) {
+      say_ready();
+    }
+    // A heartbeat has done its work; anything else is ignored.
+  }
+
+  call& new_call() {
+    call* c;
+    if (!free_calls_.empty()) {
+      c = free_calls_.back();
+      free_calls_.pop_back();
+    } else {
+      calls_.push_back(std::make_unique<call>(*this, *settings_.methods, settings_.limits));
+      c = calls_.back().get();
+      c->exchange.share_parsers(parsers_);
+    }
+    ++in_flight_;
+    return *c;
+  }
+
+  void answered(call& c, const rpc::reply& r) {
+    send({remote::reply, std::string_view(c.id.data(), c.id.size()), r.body});
+    free_calls_.push_back(&c);
+    --in_flight_;
+    if (draining_) finish_if_drained();
+  }
+
+  void finish_if_drained() {
+    if (in_flight_ == 0) io_.stop();
+  }
+
+  settings settings_;
+  std::string identity_;
+  net::io_context io_{1};
+  zmq::context_t context_{1};
+  std::optional<zmq::socket_t> socket_;
+  net::posix::stream_descriptor notify_{io_};
+  net::steady_timer beat_timer_{io_};
+  net::steady_timer drain_timer_{io_};
+  rpc::parser_pool parsers_;
+  call_context call_context_;
+  std::array<zmq::message_t, 4> frames_;  // command and up to two fields; one more: too many
+  std::vector<std::unique_ptr<call>> calls_;
+  std::vector<call*> free_calls_;
+  std::size_t in_flight_ = 0;
+  clock::time_point heard_;
+  bool waiting_ = false;
+  bool pump_posted_ = false;
+  bool pumping_ = false;
+  bool draining_ = false;
+  std::thread thread_;
+};
+
+worker_link::worker_link(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}
+worker_link::~worker_link() = default;
+void worker_link::start() { impl_->start(); }
+void worker_link::stop(std::chrono::milliseconds drain) { impl_->stop(drain); }
+void worker_link::join() { impl_->join(); }
+
+}  // namespace rapidrpc::detail

@@ -1,0 +1,54 @@
+// Private: a worker host's side (server_options::worker_connect). A DEALER
+// socket connected to the front (remote.hpp) announces how many calls the
+// host runs at once, runs each call the front sends through the host's own
+// registry and pool, as any transport does (rpc/exchange.hpp), and sends
+// its answer back. When it hears nothing from the front for
+// remote::peer_timeout it connects again, under the same identity, and
+// announces itself again; calls still running answer on the new connection.
+//
+// Threads: one of its own, running an io_context that owns the socket, as
+// zmq/router.hpp does; pool methods run on the host's pool and their
+// outcomes come back to it.
+#pragma once
+
+#include <rapidrpc/limits.hpp>
+#include <rapidrpc/registry.hpp>
+
+#include "registry/pool.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace rapidrpc::detail {
+
+class worker_link {
+ public:
+  struct settings {
+    const registry* methods = nullptr;
+    rapidrpc::limits limits;            ///< the document limits
+    const pool_target* pool = nullptr;  ///< where pool methods run
+    std::uint32_t capacity = 1;         ///< calls at once announced to the front
+    std::string front;                  ///< "tcp://front.example:7000"
+  };
+
+  /// Throws std::runtime_error if `front` is not an address ZeroMQ takes.
+  explicit worker_link(settings s);
+  ~worker_link();
+  worker_link(const worker_link&) = delete;
+  worker_link& operator=(const worker_link&) = delete;
+
+  /// Connects and serves on a thread of its own.
+  void start();
+  /// Any thread: tells the front to send no more calls, answers the calls
+  /// in flight (for at most `drain`), then closes.
+  void stop(std::chrono::milliseconds drain);
+  void join();
+
+ private:
+  class impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rapidrpc::detail

@@ -1,0 +1,219 @@
+"""Worker hosts (--worker-listen, --worker-connect; docs/scale-out.md): a
+front that runs no pool call itself (--workers 0) and rapidrpcd worker hosts
+connected to it over ZeroMQ on 127.0.0.1, each test with daemons of its
+own. Pool calls are test.spin and load; the hosts' deaths are SIGKILL and
+SIGTERM of their process groups. tests/faults/test_worker_hosts.py runs the
+same faults under a continuous load."""
+
+import concurrent.futures
+import re
+import signal
+import time
+import unittest
+import urllib.error
+import urllib.request
+import xmlrpc.client
+
+from harness import HOST, Daemon, fib_str, main, make_proxy
+
+ENDPOINT_RE = re.compile(rb"worker hosts connect at (\S+)")
+ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on (\S+)")
+
+# A host the front hears nothing from for 2 s is dropped (src/worker/remote.hpp),
+# checked every half second: 3 s is the promise.
+DROP_DEADLINE = 3.0
+
+
+def printed(daemon, pattern):
+    for line in daemon._stdout_lines:
+        m = pattern.search(line)
+        if m:
+            return m.group(1).decode()
+    raise AssertionError(f"rapidrpcd printed no line matching {pattern.pattern}\n"
+                         f"{daemon.diagnostics()}")
+
+
+def readyz(admin):
+    try:
+        with urllib.request.urlopen(f"http://{admin}/readyz", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout} s")
+
+
+class WorkerHosts(unittest.TestCase):
+    def setUp(self):
+        self.daemons = []
+        self.front = self.start("--workers", "0", "--worker-listen", f"tcp://{HOST}:*",
+                                "--admin", f"{HOST}:0")
+        self.address = printed(self.front, ENDPOINT_RE)
+        self.admin = printed(self.front, ADMIN_RE)
+
+    def tearDown(self):
+        for d in reversed(self.daemons):
+            if d.alive():
+                d.stop()
+            else:
+                d.kill()
+
+    def start(self, *args):
+        d = Daemon("--enable-test-methods", *args, env_args=False).start()
+        self.daemons.append(d)
+        return d
+
+    def host(self, *args, workers=1):
+        h = self.start("--worker-connect", self.address, "--workers", str(workers), *args)
+        return h
+
+    def connected(self, count):
+        """Waits until the front has `count` hosts connected, by its log."""
+        wait_for(lambda: self.front.stderr_since(0).count("connected") >= count, 5,
+                 f"{count} worker host(s) connected")
+
+    def call(self, method, *params, timeout=30):
+        with make_proxy(self.front.url, timeout) as proxy:
+            return getattr(proxy, method)(*params)
+
+    def outcome(self, method, *params):
+        """(result or Fault, when it came)."""
+        try:
+            result = self.call(method, *params)
+        except xmlrpc.client.Fault as f:
+            result = f
+        return result, time.monotonic()
+
+    def test_a_front_without_hosts_is_not_ready_and_says_why(self):
+        status, body = readyz(self.admin)
+        self.assertEqual((status, body.strip()), (503, "not ready: no worker host is connected"))
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            self.call("load", 10)
+        self.assertEqual(f.exception.faultCode, -32603)
+        self.assertIn("no worker host is connected", f.exception.faultString)
+        # Inline methods run on the front itself.
+        self.assertEqual(self.call("sample.add", 2, 3), 5)
+        self.host()
+        wait_for(lambda: readyz(self.admin)[0] == 200, 5, "ready once a host is connected")
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+    def test_calls_go_to_the_least_loaded_host(self):
+        # Two hosts of one call each: two calls at once run side by side, one
+        # on each; a third waits at the front for the first free one.
+        self.host()
+        self.host()
+        self.connected(2)
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            spins = [pool.submit(self.call, "test.spin", 1.0) for _ in range(3)]
+            self.assertEqual([s.result() for s in spins], [True] * 3)
+        took = time.monotonic() - t0
+        self.assertGreaterEqual(took, 2.0)  # the third waited for a free host
+        self.assertLess(took, 2.9)           # the first two ran side by side
+
+    def test_a_killed_host_fails_only_its_calls_in_flight_and_comes_back(self):
+        doomed = self.host()
+        self.host()
+        self.connected(2)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            spins = [pool.submit(self.outcome, "test.spin", 5.0) for _ in range(2)]
+            time.sleep(1.0)  # both running, one on each host
+            killed_at = time.monotonic()
+            doomed.kill()
+            outcomes = [(o, t - killed_at) for o, t in (s.result() for s in spins)]
+        faults = [(o, t) for o, t in outcomes if isinstance(o, xmlrpc.client.Fault)]
+        self.assertEqual(len(faults), 1, outcomes)
+        f, after = faults[0]
+        self.assertEqual(f.faultCode, -32603)
+        self.assertIn("the worker host running this call stopped answering", f.faultString)
+        self.assertLess(after, DROP_DEADLINE)
+        self.assertEqual([o for o, _ in outcomes if o is True], [True])
+        self.assertIn("stopped answering; 1 call(s) in flight there fail", self.front.stderr_text())
+        # The other host takes the calls, and a new one gets them as well.
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+        self.host()
+        self.connected(3)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            t0 = time.monotonic()
+            spins = [pool.submit(self.call, "test.spin", 1.0) for _ in range(2)]
+            self.assertEqual([s.result() for s in spins], [True, True])
+            self.assertLess(time.monotonic() - t0, 1.9)  # side by side: both hosts
+
+    def test_a_stopped_host_finishes_its_calls_and_takes_no_more(self):
+        leaving = self.host()
+        self.connected(1)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            spin = pool.submit(self.call, "test.spin", 1.5)
+            time.sleep(0.5)
+            leaving.send_signal(signal.SIGTERM)
+            self.assertIs(spin.result(), True)  # its call in flight is answered
+        self.assertEqual(leaving.wait(10), 0)
+        self.assertIn("is leaving", self.front.stderr_text())
+        # No host is left: calls fail at once rather than wait.
+        with self.assertRaises(xmlrpc.client.Fault):
+            self.call("load", 10)
+        self.host()
+        self.connected(2)
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+    def test_hosts_connect_again_to_a_front_that_started_again(self):
+        self.host(workers=2)
+        self.connected(1)
+        self.assertEqual(self.call("load", 100), fib_str(100))
+        port = self.address.rsplit(":", 1)[1]
+        self.front.stop()
+        self.front = self.start("--workers", "0", "--worker-listen", f"tcp://{HOST}:{port}")
+        # The host hears no heartbeat for 2 s and announces itself again.
+        self.connected(1)
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+    def test_a_call_past_its_timeout_on_a_host_fails_with_a_timeout(self):
+        self.front.stop()
+        self.front = self.start("--workers", "0", "--worker-listen", f"tcp://{HOST}:*",
+                                "--method-timeout", "0.5")
+        self.address = printed(self.front, ENDPOINT_RE)
+        self.host("--isolate", "--method-timeout", "1")
+        self.connected(1)
+        t0 = time.monotonic()
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            self.call("test.spin", 3.0)
+        self.assertEqual(f.exception.faultCode, -32001)
+        self.assertLess(time.monotonic() - t0, 1.0)  # the front's timeout, not the host's
+        # The host's own timeout kills its worker process at 1 s and frees
+        # its place; it serves again. Until then a call waits at the front,
+        # and the front's timeout counts that wait.
+        wait_for(lambda: self.outcome("load", 100)[0] == fib_str(100), 5, "served again")
+
+    def test_a_host_crash_in_an_isolated_worker_costs_that_call(self):
+        self.host("--isolate", workers=2)
+        self.connected(1)
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            self.call("test.crash")
+        self.assertEqual(f.exception.faultCode, -32603)
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+
+class Options(unittest.TestCase):
+    def refused(self, *args):
+        d = Daemon(*args, env_args=False)
+        with self.assertRaises(AssertionError):
+            d.start()
+        self.assertEqual(d.proc.poll(), 2, d.diagnostics())
+
+    def test_worker_hosts_need_async_pool(self):
+        self.refused("--mode", "prefork", "--worker-listen", f"tcp://{HOST}:*")
+        self.refused("--mode", "async", "--worker-connect", f"tcp://{HOST}:7000")
+
+    def test_a_front_is_not_also_a_host(self):
+        self.refused("--worker-listen", f"tcp://{HOST}:*", "--worker-connect", f"tcp://{HOST}:7000")
+
+
+if __name__ == "__main__":
+    main()
