@@ -158,6 +158,22 @@ struct server_options {
   /// The server serves its own listeners as well. Mode async-pool only, and
   /// not with `worker_listen`; start() throws std::invalid_argument.
   std::string worker_connect;
+  /// CurveZMQ on the worker-host link: encryption, and authentication of
+  /// worker hosts, for links that leave the machine (docs/scale-out.md).
+  /// Keys are Z85 text, 40 characters, as zmq_curve_keypair() makes them.
+  /// With `secret_key` empty (the default) the link is plain ZeroMQ.
+  struct curve_keys {
+    /// This server's secret key (its public key is derived from it).
+    std::string secret_key;
+    /// A worker host's: the front's public key.
+    std::string front_public_key;
+    /// A front's: the public keys of the hosts allowed to connect; any other
+    /// host is refused at its handshake. At least one.
+    std::vector<std::string> host_public_keys;
+  };
+  /// start() throws std::invalid_argument for a key that is not Z85, for a
+  /// front without host keys or a host without the front's key.
+  curve_keys worker_curve;
 
   // ---- access control and logging (docs/access.md) ----
 

@@ -21,12 +21,15 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <zmq.h>
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
@@ -519,6 +522,21 @@ void refuse_unhonoured(const server_options& o) {
                                 std::string(mode_name(mode)));
   if (!o.worker_listen.empty() && !o.worker_connect.empty())
     throw std::invalid_argument("a server is a front of worker hosts or a worker host, not both");
+  if (const auto& curve = o.worker_curve; !curve.secret_key.empty()) {
+    const auto check = [](const std::string& key, const char* what) {
+      std::array<std::uint8_t, 32> binary{};
+      if (key.size() != 40 || zmq_z85_decode(binary.data(), key.c_str()) == nullptr)
+        throw std::invalid_argument(std::string("worker_curve: ") + what +
+                                    " is not a CurveZMQ key (40 characters of Z85)");
+    };
+    check(curve.secret_key, "the secret key");
+    if (o.worker_listen.empty() && o.worker_connect.empty())
+      throw std::invalid_argument("worker_curve needs worker_listen or worker_connect");
+    if (!o.worker_listen.empty() && curve.host_public_keys.empty())
+      throw std::invalid_argument("worker_curve: a front needs the public keys of its hosts");
+    if (!o.worker_connect.empty()) check(curve.front_public_key, "the front's public key");
+    for (const auto& key : curve.host_public_keys) check(key, "a host's public key");
+  }
   if (!o.zmq.empty()) {
     if (mode != serving_mode::async_pool && mode != serving_mode::async)
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
@@ -604,6 +622,8 @@ void server::start() {
       detail::remote_pool::settings r;
       r.local_capacity = s.options.workers;
       r.stats = s.shared.pool.stats;
+      r.curve_secret_key = s.options.worker_curve.secret_key;
+      r.curve_host_keys = s.options.worker_curve.host_public_keys;
       if (s.options.workers != 0 && s.options.isolate) {
         r.local_runner = [&o = s.options](detail::metrics::pool_stats* stats) {
           return make_worker_pool(o.worker_command, o.workers, o.worker_max_requests, stats);
@@ -698,6 +718,8 @@ void server::start() {
     w.pool = &s.shared.pool;
     w.capacity = or_cores(s.options.workers);
     w.front = s.options.worker_connect;
+    w.curve_secret_key = s.options.worker_curve.secret_key;
+    w.curve_front_key = s.options.worker_curve.front_public_key;
     try {
       s.link = std::make_unique<detail::worker_link>(w);
     } catch (...) {

@@ -11,6 +11,7 @@
 
 #include <zmq.hpp>
 
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <random>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace rapidrpc::detail {
@@ -47,6 +49,19 @@ class pool final : public remote_pool {
     // it announced plus a few heartbeats, and a full queue would drop it.
     socket_.set(zmq::sockopt::sndhwm, 0);
     socket_.set(zmq::sockopt::rcvhwm, 0);
+    if (!settings_.curve_secret_key.empty()) {
+      // CurveZMQ: libzmq asks the ZAP handler bound at this inproc address
+      // about every handshake (RFC 27); ours lets the listed keys in.
+      for (const auto& key : settings_.curve_host_keys) {
+        std::array<std::uint8_t, 32> binary{};
+        zmq_z85_decode(binary.data(), key.c_str());
+        allowed_.emplace(reinterpret_cast<const char*>(binary.data()), binary.size());
+      }
+      zap_.bind("inproc://zeromq.zap.01");
+      socket_.set(zmq::sockopt::curve_server, 1);
+      socket_.set(zmq::sockopt::curve_secretkey, settings_.curve_secret_key);
+      socket_.set(zmq::sockopt::zap_domain, "rapidrpc-workers");
+    }
     // Call ids start at a random point, so that a host still running a call
     // of this front's previous life cannot answer a new call with its reply.
     std::random_device random;
@@ -65,6 +80,8 @@ class pool final : public remote_pool {
     }
     local_runner_.reset();  // its completions post to io_
     notify_.release();
+    zap_notify_.release();
+    zap_.close();
     socket_.close();
   }
 
@@ -80,6 +97,10 @@ class pool final : public remote_pool {
 
   void start() override {
     notify_.assign(socket_.get(zmq::sockopt::fd));
+    if (!settings_.curve_secret_key.empty()) {
+      zap_notify_.assign(zap_.get(zmq::sockopt::fd));
+      answer_zap();
+    }
     publish();
     beat();
     schedule_pump();
@@ -449,6 +470,56 @@ class pool final : public remote_pool {
     // A heartbeat has done its work; anything else is ignored.
   }
 
+  // Answers the ZAP requests waiting (RFC 27: version, request id, domain,
+  // address, routing id, mechanism, then the client's public key), then
+  // waits for more.
+  void answer_zap() {
+    try {
+      while (zap_.get(zmq::sockopt::events) & ZMQ_POLLIN) {
+        std::array<zmq::message_t, 8> f;
+        std::size_t n = 0;
+        bool more = true;
+        while (more) {
+          zmq::message_t& m = f[n < f.size() - 1 ? n : f.size() - 1];
+          if (!zap_.recv(m, zmq::recv_flags::dontwait)) break;
+          more = m.more();
+          ++n;
+        }
+        const bool curve = n == 7 && text(f[5]) == "CURVE";
+        const bool allowed = curve && allowed_.contains(std::string(text(f[6])));
+        if (!allowed) refused(n >= 4 ? text(f[3]) : std::string_view("?"));
+        const std::string_view request_id = n >= 2 ? text(f[1]) : std::string_view();
+        const std::array<std::string_view, 6> reply{
+            "1.0", request_id, allowed ? "200" : "400", allowed ? "OK" : "not an allowed key",
+            "",    ""};
+        for (std::size_t i = 0; i < reply.size(); ++i)
+          zap_.send(zmq::const_buffer(reply[i].data(), reply[i].size()),
+                    i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+      }
+    } catch (const zmq::error_t& e) {
+      std::fprintf(stderr, "rapidrpc: worker-host endpoint: authentication: %s\n", e.what());
+    }
+    zap_notify_.async_wait(net::posix::stream_descriptor::wait_read,
+                           [this](const boost::system::error_code& ec) {
+                             if (!ec) answer_zap();
+                           });
+  }
+
+  // A host refused at its handshake: said once a minute at most, with a
+  // count, since it will try again every few hundred milliseconds.
+  void refused(std::string_view address) {
+    ++refusals_;
+    const auto now = clock::now();
+    if (now - last_refusal_log_ < std::chrono::minutes(1)) return;
+    std::fprintf(stderr,
+                 "rapidrpc: worker-host endpoint: refused %llu handshake(s) without an allowed "
+                 "key, the last from %.*s\n",
+                 static_cast<unsigned long long>(refusals_), static_cast<int>(address.size()),
+                 address.data());
+    refusals_ = 0;
+    last_refusal_log_ = now;
+  }
+
   void answered(job& j, std::string_view response) {
     auto parsed = xmlrpc::parse_response(response);
     if (auto* r = std::get_if<outcome>(&parsed))
@@ -465,6 +536,11 @@ class pool final : public remote_pool {
   zmq::context_t context_{1};
   zmq::socket_t socket_{context_, zmq::socket_type::router};
   net::posix::stream_descriptor notify_{io_};
+  zmq::socket_t zap_{context_, zmq::socket_type::rep};  // with CurveZMQ
+  net::posix::stream_descriptor zap_notify_{io_};
+  std::unordered_set<std::string> allowed_;  // the hosts' public keys, 32 bytes each
+  std::uint64_t refusals_ = 0;
+  clock::time_point last_refusal_log_{};
   net::steady_timer beat_timer_{io_};
   std::array<zmq::message_t, 5> frames_;  // identity, command, up to two fields; one more: too many
   std::map<std::string, host> hosts_;

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace rapidrpc::detail {
 
@@ -37,6 +38,10 @@ class remote_pool : public pool_runner {
     metrics::pool_stats* stats = nullptr;
     /// Past this size libzmq drops the host's connection.
     std::size_t max_message_bytes = 64 * 1024 * 1024;
+    /// CurveZMQ: the front's secret key and the hosts' public keys it lets
+    /// in (Z85, checked); empty: none.
+    std::string curve_secret_key;
+    std::vector<std::string> curve_host_keys;
   };
 
   /// Binds one more address, before start(); returns the address bound.

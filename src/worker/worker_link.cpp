@@ -116,6 +116,13 @@ class worker_link::impl {
     socket_->set(zmq::sockopt::sndhwm, 0);
     socket_->set(zmq::sockopt::rcvhwm, 0);
     if (settings_.front.find("://[") != std::string::npos) socket_->set(zmq::sockopt::ipv6, 1);
+    if (!settings_.curve_secret_key.empty()) {
+      std::array<char, 41> public_key{};
+      zmq_curve_public(public_key.data(), settings_.curve_secret_key.c_str());
+      socket_->set(zmq::sockopt::curve_serverkey, settings_.curve_front_key);
+      socket_->set(zmq::sockopt::curve_publickey, std::string(public_key.data(), 40));
+      socket_->set(zmq::sockopt::curve_secretkey, settings_.curve_secret_key);
+    }
     try {
       socket_->connect(settings_.front);
     } catch (const zmq::error_t& e) {

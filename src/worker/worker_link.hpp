@@ -31,6 +31,10 @@ class worker_link {
     const pool_target* pool = nullptr;  ///< where pool methods run
     std::uint32_t capacity = 1;         ///< calls at once announced to the front
     std::string front;                  ///< "tcp://front.example:7000"
+    /// CurveZMQ: this host's secret key and the front's public key (Z85,
+    /// checked); empty: none.
+    std::string curve_secret_key;
+    std::string curve_front_key;
   };
 
   /// Throws std::runtime_error if `front` is not an address ZeroMQ takes.

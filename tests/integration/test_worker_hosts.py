@@ -6,15 +6,18 @@ SIGTERM of their process groups. tests/faults/test_worker_hosts.py runs the
 same faults under a continuous load."""
 
 import concurrent.futures
+import os
 import re
 import signal
+import subprocess
+import tempfile
 import time
 import unittest
 import urllib.error
 import urllib.request
 import xmlrpc.client
 
-from harness import HOST, Daemon, fib_str, main, make_proxy
+from harness import HOST, Daemon, daemon_path, fib_str, main, make_proxy
 
 ENDPOINT_RE = re.compile(rb"worker hosts connect at (\S+)")
 ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on (\S+)")
@@ -198,6 +201,68 @@ class WorkerHosts(unittest.TestCase):
             self.call("test.crash")
         self.assertEqual(f.exception.faultCode, -32603)
         self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+
+class Curve(unittest.TestCase):
+    """CurveZMQ on the link: --curve-keygen's files, a front that lets one
+    host's key in, and hosts with another key or none."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.daemons = []
+        for name in ("front", "good", "bad"):
+            out = subprocess.run([daemon_path(), "--curve-keygen", os.path.join(self.dir.name, name)],
+                                 capture_output=True, timeout=10)
+            self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(os.stat(self.file("good.key")).st_mode & 0o777, 0o600)
+
+    def tearDown(self):
+        for d in reversed(self.daemons):
+            if d.alive():
+                d.stop()
+            else:
+                d.kill()
+        self.dir.cleanup()
+
+    def file(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def start(self, *args):
+        d = Daemon(*args, env_args=False).start()
+        self.daemons.append(d)
+        return d
+
+    def test_only_an_allowed_key_gets_in(self):
+        front = self.start("--workers", "0", "--worker-listen", f"tcp://{HOST}:*",
+                           "--worker-curve-key", self.file("front.key"),
+                           "--worker-curve-allow", self.file("good.pub"))
+        address = printed(front, ENDPOINT_RE)
+        host = ("--worker-connect", address, "--workers", "1", "--worker-curve-front",
+                self.file("front.pub"))
+        self.start(*host, "--worker-curve-key", self.file("bad.key"))
+        self.start("--worker-connect", address, "--workers", "1")  # no CurveZMQ at all
+        wait_for(lambda: "refused" in front.stderr_text(), 5, "the bad key refused")
+        time.sleep(0.5)
+        with make_proxy(front.url) as proxy, self.assertRaises(xmlrpc.client.Fault):
+            proxy.load(10)
+        self.assertNotIn("connected", front.stderr_text())
+        self.start(*host, "--worker-curve-key", self.file("good.key"))
+        wait_for(lambda: "connected" in front.stderr_text(), 5, "the good key let in")
+        with make_proxy(front.url) as proxy:
+            self.assertEqual(proxy.load(2000), fib_str(2000))
+
+    def test_key_files_are_checked_at_start(self):
+        listen = ("--worker-listen", f"tcp://{HOST}:*")
+        for args in [(*listen, "--worker-curve-key", self.file("front.key")),  # no hosts' keys
+                     (*listen, "--worker-curve-key", self.file("front.pub"),   # not a secret
+                      "--worker-curve-allow", self.file("good.pub")),
+                     (*listen, "--worker-curve-key", self.file("front.key"),
+                      "--worker-curve-allow", self.file("missing.pub")),
+                     ("--worker-curve-key", self.file("front.key"))]:          # no link at all
+            d = Daemon(*args, env_args=False)
+            with self.assertRaises(AssertionError):
+                d.start()
+            self.assertEqual(d.proc.poll(), 2, args)
 
 
 class Options(unittest.TestCase):

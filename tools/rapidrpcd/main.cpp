@@ -1,6 +1,7 @@
 // rapidrpcd: the rapidrpc server daemon. It parses options (options.cpp,
 // config.cpp), wires the library's server with the demo service, and waits
 // for a stop signal.
+#include "curve.hpp"
 #include "options.hpp"
 #include "reload.hpp"
 #include "upgrade.hpp"
@@ -269,6 +270,8 @@ int main(int argc, char** argv) {
         std::cerr << "rapidrpcd: " << e.what() << '\n';
         return 2;
       }
+    case rapidrpcd::task::curve_keygen:
+      return rapidrpcd::write_curve_key_files(settings.keygen_name);
     case rapidrpcd::task::worker: {
       // A worker process of --isolate: the same methods, served over fd 3.
       rapidrpc::registry methods;

@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "curve.hpp"
 #include "upgrade.hpp"
 
 #include <systemd/sd-daemon.h>
@@ -44,15 +45,18 @@ struct spelled {
   std::vector<std::string> deny_methods;
   bool check_config = false;
   bool print_config = false;
+  std::string curve_key;                 // --worker-curve-key
+  std::string curve_front;               // --worker-curve-front
+  std::vector<std::string> curve_allow;  // --worker-curve-allow
 };
 
 // The options that are not settings, so no keys of the config file: what
 // the daemon is to do instead of serving, and the config file's own
 // options. The hidden options (group "", what rapidrpcd passes its own
 // worker processes) are not settings either.
-const std::set<std::string> not_settings = {"help",           "version",      "config",
-                                            "check-config",   "print-config", "hash-password",
-                                            "hash-iterations"};
+const std::set<std::string> not_settings = {
+    "help",         "version",       "config",          "check-config",
+    "print-config", "hash-password", "hash-iterations", "curve-keygen"};
 
 void add_options(CLI::App& app, settings& out, spelled& in) {
   auto& options = out.server;
@@ -163,6 +167,26 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                  "Be a worker host: run the pool calls of the front at this ZeroMQ address (its "
                  "--worker-listen), --workers of them at once")
       ->type_name("ADDRESS");
+  auto* curve = app.add_option_group(
+      "CurveZMQ", "Encryption and authentication of the worker-host link (docs/scale-out.md)");
+  curve
+      ->add_option("--worker-curve-key", in.curve_key,
+                   "This server's CurveZMQ key pair, a .key file of --curve-keygen; turns "
+                   "CurveZMQ on for --worker-listen or --worker-connect")
+      ->type_name("FILE");
+  curve
+      ->add_option("--worker-curve-front", in.curve_front,
+                   "With --worker-connect: the front's public key, its .pub file")
+      ->type_name("FILE");
+  curve
+      ->add_option("--worker-curve-allow", in.curve_allow,
+                   "With --worker-listen: a worker host's public key, its .pub file (repeatable); "
+                   "hosts with other keys are refused")
+      ->type_name("FILE");
+  curve
+      ->add_option("--curve-keygen", out.keygen_name,
+                   "Write a new CurveZMQ key pair to NAME.key (secret) and NAME.pub, and exit")
+      ->type_name("NAME");
   app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
                  "Compress responses this large when the client accepts gzip (0: never)")
       ->capture_default_str();
@@ -379,6 +403,29 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
     if (!options.worker_listen.empty() && !options.worker_connect.empty())
       return failure{2, "--worker-listen and --worker-connect do not go together"};
   }
+  if (!in.curve_key.empty() || !in.curve_front.empty() || !in.curve_allow.empty()) {
+    if (options.worker_listen.empty() && options.worker_connect.empty())
+      return failure{2, "--worker-curve-* apply to --worker-listen or --worker-connect"};
+    if (in.curve_key.empty())
+      return failure{2, "--worker-curve-front and --worker-curve-allow need --worker-curve-key"};
+    if (!options.worker_listen.empty() && in.curve_allow.empty())
+      return failure{2,
+                     "--worker-curve-key on a front needs --worker-curve-allow: the hosts' "
+                     "public keys"};
+    if (!options.worker_connect.empty() && in.curve_front.empty())
+      return failure{2, "--worker-curve-key on a worker host needs --worker-curve-front"};
+    try {
+      auto& keys = options.worker_curve;
+      keys.secret_key = read_curve_key_file(in.curve_key, true).secret_key;
+      if (!in.curve_front.empty())
+        keys.front_public_key = read_curve_key_file(in.curve_front, false).public_key;
+      keys.host_public_keys.clear();
+      for (const auto& file : in.curve_allow)
+        keys.host_public_keys.push_back(read_curve_key_file(file, false).public_key);
+    } catch (const std::exception& e) {
+      return failure{2, e.what()};
+    }
+  }
   // A front of worker hosts may run no pool call itself.
   if (options.workers == 0 && options.worker_listen.empty())
     options.workers = std::max(1u, std::thread::hardware_concurrency());
@@ -431,6 +478,10 @@ std::variant<settings, int, failure> read_settings(int argc, char** argv, bool a
   }
   if (!out.hash_user.empty()) {
     out.what = task::hash_password;
+    return out;
+  }
+  if (!out.keygen_name.empty()) {
+    out.what = task::curve_keygen;
     return out;
   }
   if (in.worker) {

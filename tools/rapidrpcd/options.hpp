@@ -28,6 +28,7 @@ enum class task {
   /// a worker process of --python-attach: hand fd 3 to the Python
   /// program's fork server (--python-attach-worker SOCKET [--describe])
   attached_worker,
+  curve_keygen,  ///< --curve-keygen: write a CurveZMQ key pair
 };
 
 /// The methods --deny-method refuses. The server's authorizer asks it on
@@ -66,6 +67,8 @@ struct settings {
   /// task::hash_password: the user name and the PBKDF2 iterations.
   std::string hash_user;
   unsigned hash_iterations = rapidrpc::default_password_iterations;
+  /// task::curve_keygen: the files' name, without .key and .pub.
+  std::string keygen_name;
   /// --config: the file read; empty without one.
   std::string config_file;
   /// Every setting as the daemon runs with it (the command line's, else the
