@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -175,15 +176,15 @@ access_log::access_log(std::string path, bool writer_thread, access_log_format f
   fd_ = open_file();
   if (fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
-  // A counter the process-mode children can see change (fork shares it).
-  void* p = ::mmap(nullptr, sizeof(std::atomic<std::uint32_t>), PROT_READ | PROT_WRITE,
+  // State the process-mode children can see change (fork shares it).
+  void* p = ::mmap(nullptr, sizeof(shared_state), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     int e = errno;
     if (fd_ != STDOUT_FILENO) ::close(fd_);
     throw std::system_error(e, std::generic_category(), "access log");
   }
-  generation_ = new (p) std::atomic<std::uint32_t>(0);
+  shared_ = new (p) shared_state;
   if (writer_thread) thread_ = std::thread([this] { run(); });
 }
 
@@ -195,7 +196,8 @@ access_log::~access_log() {
   wake_.notify_one();
   if (thread_.joinable()) thread_.join();
   if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
-  ::munmap(generation_, sizeof(std::atomic<std::uint32_t>));
+  shared_->~shared_state();
+  ::munmap(shared_, sizeof(shared_state));
 }
 
 int access_log::open_file() const {
@@ -229,7 +231,7 @@ void access_log::submit(std::string& lines, std::size_t count) {
 
 void access_log::reopen() {
   if (path_ == "-") return;
-  generation_->fetch_add(1, std::memory_order_relaxed);
+  shared_->generation.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);
     reopen_ = true;
@@ -238,7 +240,7 @@ void access_log::reopen() {
 }
 
 void access_log::reopen_in_child() {
-  std::uint32_t g = generation_->load(std::memory_order_relaxed);
+  std::uint32_t g = shared_->generation.load(std::memory_order_relaxed);
   if (g == seen_generation_ || path_ == "-") return;
   seen_generation_ = g;
   int fd = open_file();
@@ -247,17 +249,134 @@ void access_log::reopen_in_child() {
   fd_ = fd;
 }
 
-void access_log::write_all(std::string_view data) {
+namespace {
+
+// Writes `data` until all of it is written or a write fails; returns 0, or
+// the errno of the failure. `data` is left holding what was not written.
+int write_fully(int fd, std::string_view& data) {
   while (!data.empty()) {
-    ssize_t n = ::write(fd_, data.data(), data.size());
+    ssize_t n = ::write(fd, data.data(), data.size());
     if (n > 0) {
       data.remove_prefix(static_cast<std::size_t>(n));
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {
-      return;  // disk full or the like: these lines are lost
+      return n < 0 ? errno : EIO;  // 0 bytes for a non-empty write: no progress either
     }
   }
+  return 0;
+}
+
+std::uint64_t count_lines(std::string_view text) {
+  return static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+// A failed write cuts the line it was in (a disk has room for the first
+// part of a write, then none), so the next bytes written would be appended
+// to a line without its end. The writer thread is the only one to write
+// this file, so it keeps the rest of that line (rest_, at most one line)
+// and writes it before anything else once writing works again: the line is
+// then whole, only late, and nothing is lost from it. That is cleaner than
+// ending the fragment with a '\n', which would leave a broken line for
+// every reader to skip. A child of the process modes cannot: other children
+// append to the same file in between, and it may exit first. It marks the
+// file as ending mid-line instead, the line is counted as lost, and
+// whichever process writes next starts with '\n', so the fragment is a line
+// of its own and the lines after it are whole.
+//
+// Then, if lines were lost, "#" lines say how many, before the next lines
+// (where the gap is); then `data`.
+void access_log::write_all(std::string_view data) {
+  int error = end_cut_line();
+  if (error == 0) {
+    if (std::uint64_t n = shared_->lost.exchange(0, std::memory_order_relaxed); n != 0) {
+      int why = shared_->lost_error.load(std::memory_order_relaxed);
+      put_result r = put(note(n, std::generic_category().message(why)));
+      error = r.error;
+      if (r.lines_lost != 0) shared_->lost.fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  if (error == 0 && overflowed_ != 0) {
+    put_result r = put(note(overflowed_, "the log could not keep up"));
+    error = r.error;
+    if (r.lines_lost == 0) overflowed_ = 0;  // written, or its end kept in rest_
+  }
+  std::uint64_t lost = count_lines(data);
+  if (error == 0) {
+    put_result r = put(data);
+    error = r.error;
+    lost = r.lines_lost;
+  }
+  if (error != 0) {
+    failed(error, lost);
+    return;
+  }
+  if (shared_->failing.load(std::memory_order_relaxed))
+    shared_->failing.store(false, std::memory_order_relaxed);
+}
+
+int access_log::end_cut_line() {
+  if (!rest_.empty()) {
+    std::string_view left = rest_;
+    int error = write_fully(fd_, left);
+    rest_.erase(0, rest_.size() - left.size());
+    return error;
+  }
+  if (shared_->mid_line.exchange(false, std::memory_order_relaxed)) {
+    std::string_view left = "\n";
+    int error = write_fully(fd_, left);
+    if (error != 0) shared_->mid_line.store(true, std::memory_order_relaxed);
+    return error;
+  }
+  return 0;
+}
+
+access_log::put_result access_log::put(std::string_view text) {
+  std::string_view left = text;
+  int error = write_fully(fd_, left);
+  if (error == 0) return {};
+  std::uint64_t cut = 0;
+  std::size_t written = text.size() - left.size();
+  if (written != 0 && text[written - 1] != '\n') {
+    std::size_t end = left.find('\n') + 1;  // text is whole lines
+    if (::getpid() == owner_) {
+      rest_.assign(left.substr(0, end));
+    } else {
+      shared_->mid_line.store(true, std::memory_order_relaxed);
+      cut = 1;
+    }
+    left.remove_prefix(end);
+  }
+  return {error, cut + count_lines(left)};
+}
+
+std::string access_log::note(std::uint64_t lines, std::string_view why) const {
+  std::string out = format_ == access_log_format::json ? "{\"dropped\":" : "# ";
+  append_number(out, lines);
+  if (format_ == access_log_format::json) {
+    out += ",\"why\":\"";
+    append_json_escaped(out, why);
+    out += "\"}\n";
+  } else {
+    out += " lines dropped: ";
+    out += why;
+    out += '\n';
+  }
+  return out;
+}
+
+void access_log::failed(int error, std::uint64_t lines) {
+  shared_->lost.fetch_add(lines, std::memory_order_relaxed);
+  shared_->lost_error.store(error, std::memory_order_relaxed);
+  // Once until a write works again. On the writer thread (or a child of the
+  // process modes, serving its one connection): no loop waits for this.
+  if (!shared_->failing.exchange(true, std::memory_order_relaxed))
+    std::fprintf(stderr,
+                 "rapidrpc: cannot write access log %s: %s; lines are dropped until it can be "
+                 "written again, then a line in it says how many\n",
+                 path_.c_str(), std::generic_category().message(error).c_str());
 }
 
 void access_log::run() {
@@ -280,9 +399,15 @@ void access_log::run() {
     if (reopen) {
       int fd = open_file();
       if (fd >= 0) {
+        if (!rest_.empty()) {
+          // The cut line belongs to the old file: finish it there, or lose it.
+          std::string_view left = rest_;
+          if (write_fully(fd_, left) != 0) shared_->lost.fetch_add(1, std::memory_order_relaxed);
+          rest_.clear();
+        }
         ::close(fd_);
         fd_ = fd;
-        seen_generation_ = generation_->load(std::memory_order_relaxed);
+        seen_generation_ = shared_->generation.load(std::memory_order_relaxed);
       } else {
         std::fprintf(stderr, "rapidrpc: cannot reopen access log %s; still writing the old file\n",
                      path_.c_str());
@@ -291,11 +416,8 @@ void access_log::run() {
     for (auto& b : batch) write_all(b);
     batch.clear();
     if (dropped != 0) {
-      std::string note =
-          format_ == access_log_format::json
-              ? "{\"dropped\":" + std::to_string(dropped) + "}\n"
-              : "# " + std::to_string(dropped) + " lines dropped: the log could not keep up\n";
-      write_all(note);
+      overflowed_ += dropped;
+      write_all({});  // the "#" line, after the lines that were queued before them
     }
     if (stop) {
       std::lock_guard lock(mutex_);

@@ -7,6 +7,13 @@
 // writes its lines itself (it serves one connection, so waiting on the disk
 // delays no one else), and notices a reopen through a counter shared with
 // the parent.
+//
+// A write the file refuses (a full disk, EIO, EFBIG, ...) loses its lines:
+// the first failure is reported on standard error, once until a write
+// succeeds again; the lines lost are counted, and the next write that works
+// starts with a "#" line saying how many. A line cut short by a failure is
+// finished (a child's: ended) before anything else is written, so every
+// line stays whole (see write_all()).
 #pragma once
 
 #include <rapidrpc/access.hpp>
@@ -95,7 +102,7 @@ class access_log {
 
   /// Queues `lines` (`count` whole lines); `lines` is left empty. Past
   /// max_queued bytes waiting, lines are dropped and counted (a "#" line
-  /// says how many).
+  /// says how many), as are lines the file refuses to take.
   void submit(std::string& lines, std::size_t count);
   /// Re-opens the file by its path (after it was renamed).
   void reopen();
@@ -105,17 +112,43 @@ class access_log {
   static constexpr std::size_t max_queued = 16 * 1024 * 1024;
 
  private:
+  // What the processes writing to the file share: in a mapping that fork
+  // shares, so a child sees what its parent or another child did.
+  struct shared_state {
+    std::atomic<std::uint32_t> generation{0};  // reopen() count
+    std::atomic<std::uint64_t> lost{0};        // lines lost to failed writes, not yet told
+    std::atomic<int> lost_error{0};            // the errno that lost them
+    std::atomic<bool> failing{false};          // reported on stderr; no write has worked since
+    std::atomic<bool> mid_line{false};         // a child's write was cut: the file ends mid-line
+  };
+  struct put_result {
+    int error = 0;                 // 0: all written
+    std::uint64_t lines_lost = 0;  // whole lines not written (when error != 0)
+  };
+
   void run();
+  // Writes `data` (whole lines) after what a failure left to write; a
+  // failure loses lines, counted, and is reported.
   void write_all(std::string_view data);
+  // Ends a line a failed write cut (see write_all()); 0 or an errno.
+  int end_cut_line();
+  // Writes `text` (whole lines); on a failure, deals with the line it cut.
+  put_result put(std::string_view text);
+  // The "#" line (a JSON object in the json format): `lines` dropped, and why.
+  std::string note(std::uint64_t lines, std::string_view why) const;
+  // Counts `lines` as lost to `error`; reports the first failure of a run of them.
+  void failed(int error, std::uint64_t lines);
   int open_file() const;
   void reopen_in_child();
 
   std::string path_;
   access_log_format format_;
   int fd_ = -1;
-  pid_t owner_;                                       // the process whose thread writes (0: none)
-  std::atomic<std::uint32_t>* generation_ = nullptr;  // shared with children
-  std::uint32_t seen_generation_ = 0;                 // in a child: the file it has open
+  pid_t owner_;                        // the process whose thread writes (0: none)
+  shared_state* shared_ = nullptr;     // shared with children
+  std::uint32_t seen_generation_ = 0;  // in a child: the file it has open
+  std::string rest_;              // the writer thread: the end of a line a failed write cut short
+  std::uint64_t overflowed_ = 0;  // the writer thread: lines the full queue dropped, not yet told
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -1,13 +1,18 @@
-// The access log: line format and escaping, the writer, re-opening.
+// The access log: line format and escaping, the writer, re-opening, writes
+// the file refuses.
 #include "access/access_log.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -194,6 +199,168 @@ TEST_F(AccessLogFile, ReopenStartsANewFileAfterARename) {
   for (int i = 0; i < 200 && slurp(path).empty(); ++i) ::usleep(10'000);
   EXPECT_EQ(slurp(path + ".1"), "one\n");
   EXPECT_EQ(slurp(path), "two\n");
+}
+
+// Standard error sent to a pipe while it lives, so a test can read it (a
+// pipe, not a file: file_size_limit applies to files).
+class stderr_capture {
+ public:
+  stderr_capture() {
+    std::fflush(stderr);
+    saved_ = ::dup(STDERR_FILENO);
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    read_end_ = fds[0];
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[1]);
+  }
+  ~stderr_capture() {
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    if (read_end_ >= 0) ::close(read_end_);
+  }
+  stderr_capture(const stderr_capture&) = delete;
+  stderr_capture& operator=(const stderr_capture&) = delete;
+  /// What was written so far.
+  std::string text() {
+    std::fflush(stderr);
+    char buf[4096];
+    ssize_t n = 0;
+    while (read_end_ >= 0 && (n = ::read(read_end_, buf, sizeof buf)) > 0)
+      text_.append(buf, static_cast<std::size_t>(n));
+    return text_;
+  }
+  /// How many lines so far hold `s`.
+  int lines_with(const std::string& s) {
+    std::istringstream in(text());
+    int n = 0;
+    for (std::string l; std::getline(in, l);) n += l.find(s) != std::string::npos;
+    return n;
+  }
+
+ private:
+  int saved_ = -1;
+  int read_end_ = -1;
+  std::string text_;
+};
+
+// Files may grow to `bytes` while it lives (RLIMIT_FSIZE): a write that
+// would pass that is cut short, the next one fails with EFBIG, as on a full
+// disk, without root.
+class file_size_limit {
+ public:
+  explicit file_size_limit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG, not a signal that kills
+    rlimit lower = saved_;
+    lower.rlim_cur = bytes;
+    ok_ = ::setrlimit(RLIMIT_FSIZE, &lower) == 0;
+  }
+  ~file_size_limit() { lift(); }
+  file_size_limit(const file_size_limit&) = delete;
+  file_size_limit& operator=(const file_size_limit&) = delete;
+  bool ok() const { return ok_; }
+  void lift() {
+    if (!ok_) return;
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, old_handler_);
+    ok_ = false;
+  }
+
+ private:
+  rlimit saved_{};
+  void (*old_handler_)(int) = SIG_DFL;
+  bool ok_ = false;
+};
+
+bool wait_for(const std::function<bool()>& done) {
+  for (int i = 0; i < 500; ++i) {
+    if (done()) return true;
+    ::usleep(10'000);
+  }
+  return done();
+}
+
+// /dev/full refuses every write with ENOSPC; the log's path is a symlink to
+// it, then a regular file once "space is free" (and the log re-opened).
+TEST_F(AccessLogFile, LinesAFullDiskRefusesAreReportedOnceAndCountedInTheLog) {
+  ASSERT_EQ(::symlink("/dev/full", path.c_str()), 0);
+  stderr_capture err;
+  access_log log(path, /*writer_thread=*/false);  // writes in submit(), as a process mode's child
+  std::string lines = "a\nb\n";
+  log.submit(lines, 2);
+  lines = "c\n";
+  log.submit(lines, 1);
+  EXPECT_EQ(
+      err.lines_with("rapidrpc: cannot write access log " + path + ": No space left on device"), 1)
+      << err.text();
+
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  log.reopen();
+  lines = "d\n";
+  log.submit(lines, 1);
+  EXPECT_EQ(slurp(path), "# 3 lines dropped: No space left on device\nd\n");
+
+  // A new run of failures after a write that worked is reported again.
+  ASSERT_EQ(std::rename(path.c_str(), (path + ".1").c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/full", path.c_str()), 0);
+  log.reopen();
+  lines = "e\n";
+  log.submit(lines, 1);
+  EXPECT_EQ(err.lines_with("cannot write access log"), 2) << err.text();
+  ::unlink(path.c_str());
+}
+
+TEST_F(AccessLogFile, InTheJsonFormatTheDroppedLineIsJsonToo) {
+  ASSERT_EQ(::symlink("/dev/full", path.c_str()), 0);
+  stderr_capture err;
+  access_log log(path, /*writer_thread=*/false, access_log_format::json);
+  std::string lines = "{}\n{}\n";
+  log.submit(lines, 2);
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  log.reopen();
+  lines = "{}\n";
+  log.submit(lines, 1);
+  EXPECT_EQ(slurp(path), "{\"dropped\":2,\"why\":\"No space left on device\"}\n{}\n");
+}
+
+TEST_F(AccessLogFile, TheWriterThreadFinishesALineCutShortBeforeTheNextLines) {
+  const std::string one = "first line, whole\n";
+  const std::string two = "second line, cut short\n";
+  const std::string three = "third line, never begun\n";  // lost with the disk full
+  stderr_capture err;
+  access_log log(path);
+  {
+    file_size_limit limit(one.size() + 5);  // room for "secon"
+    ASSERT_TRUE(limit.ok());
+    std::string lines = one + two + three;
+    log.submit(lines, 3);
+    ASSERT_TRUE(wait_for([&] { return err.lines_with("cannot write access log") == 1; }))
+        << err.text();
+    EXPECT_EQ(slurp(path), one + "secon");
+  }
+  std::string lines = "fourth line\n";
+  log.submit(lines, 1);
+  const std::string whole = one + two + "# 1 lines dropped: File too large\nfourth line\n";
+  EXPECT_TRUE(wait_for([&] { return slurp(path) == whole; })) << slurp(path);
+}
+
+TEST_F(AccessLogFile, AfterAChildsLineIsCutShortTheNextLineStartsALineOfItsOwn) {
+  const std::string one = "first line, whole\n";
+  const std::string two = "second line, cut short\n";
+  stderr_capture err;
+  access_log log(path, /*writer_thread=*/false);
+  {
+    file_size_limit limit(one.size() + 5);
+    ASSERT_TRUE(limit.ok());
+    std::string lines = one + two;
+    log.submit(lines, 2);
+  }
+  EXPECT_EQ(err.lines_with("cannot write access log"), 1) << err.text();
+  std::string lines = "third line\n";
+  log.submit(lines, 1);
+  EXPECT_EQ(slurp(path), one + "secon\n# 1 lines dropped: File too large\nthird line\n");
 }
 
 TEST_F(AccessLogFile, AnUnopenableFileThrows) {
