@@ -203,6 +203,28 @@ class WorkerHosts(unittest.TestCase):
         self.assertEqual(self.call("load", 2000), fib_str(2000))
 
 
+class PythonHosts(unittest.TestCase):
+    """--python on a front and its host: the front learns the module's
+    methods, the host runs them in its Python worker processes."""
+
+    def test_python_methods_run_on_the_host(self):
+        service = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_service")
+        python = ("--python", "service", "--python-path", service)
+        front = Daemon(*python, "--workers", "0", "--worker-listen", f"tcp://{HOST}:*",
+                       env_args=False).start()
+        with front:
+            host = Daemon(*python, "--worker-connect", printed(front, ENDPOINT_RE),
+                          "--workers", "2", env_args=False).start()
+            with host:
+                wait_for(lambda: "connected" in front.stderr_text(), 5, "the host connected")
+                with make_proxy(front.url) as proxy:
+                    self.assertEqual(proxy.add(2, 3), 5)
+                    self.assertEqual(proxy.load(2000), fib_str(2000))
+                    with self.assertRaises(xmlrpc.client.Fault) as f:
+                        proxy.fault42()
+                    self.assertEqual(f.exception.faultCode, 42)
+
+
 class Curve(unittest.TestCase):
     """CurveZMQ on the link: --curve-keygen's files, a front that lets one
     host's key in, and hosts with another key or none."""
