@@ -1,4 +1,5 @@
-"""The access log's disk full, under load.
+"""The access log's disk full, under load; and a file-size limit it reaches
+(FileSizeLimit, at the end).
 
 The access log (--access-log) lives on a tmpfs of 64 KiB mounted for the
 test in a private directory (so the test needs root and a kernel that lets
@@ -33,6 +34,7 @@ The scenario runs once; each test asserts one thing about it:
 
 import os
 import re
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -220,6 +222,38 @@ class AccessLogDiskFull(harness.DaemonTestCase):
     def test_every_line_is_whole_after_the_disk_was_full(self):
         o = self.scenario()
         self.assertEqual(o["torn"], [], "lines broken by the full disk")
+
+class FileSizeLimit(unittest.TestCase):
+    """A file-size limit (ulimit -f, systemd's LimitFSIZE=) that the access
+    log reaches: its write fails with EFBIG, which is reported, and the
+    calls go on. Without SIGXFSZ ignored, the write past the limit kills
+    the daemon. Needs no root."""
+
+    LIMIT = 16 * 1024  # bytes: some 150 lines
+
+    def test_a_file_size_limit_fails_the_write_not_the_daemon(self):
+        work = tempfile.mkdtemp(prefix="rapidrpc-fsize-")
+        self.addCleanup(shutil.rmtree, work, True)
+        log = os.path.join(work, "access.log")
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.LIMIT, hard))
+        try:  # the daemon inherits the limit; this process keeps it no longer
+            daemon = harness.Daemon("--access-log", log, env_args=False).start()
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        with daemon:
+            with harness.make_proxy(daemon.url) as proxy:
+                for i in range(400):
+                    self.assertEqual(proxy.sample.add(i, 1), i + 1)
+            deadline = time.monotonic() + 2
+            while "File too large" not in daemon.stderr_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            daemon.assert_alive()
+            self.assertIn("cannot write access log", daemon.stderr_text())
+            self.assertIn("File too large", daemon.stderr_text())
+            self.assertLessEqual(os.path.getsize(log), self.LIMIT)
+            faults.normal_call(daemon.port)
+
 
 if __name__ == "__main__":
     harness.main()

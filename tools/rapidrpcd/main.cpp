@@ -129,6 +129,10 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   } catch (const std::exception&) {
   }
   std::signal(SIGPIPE, SIG_IGN);
+  // A write past a file-size limit (ulimit -f, systemd's LimitFSIZE=) fails
+  // with EFBIG, which the access log reports and counts, rather than
+  // killing the daemon.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   // Serving a Python program's methods (--python-attach), rapidrpcd ends
   // with that program: SIGTERM, taken below, when it goes.
