@@ -1,6 +1,7 @@
 #include "worker/remote_pool.hpp"
 
 #include "worker/remote.hpp"
+#include "zmq/reader.hpp"
 
 #include <rapidrpc/xmlrpc.hpp>
 
@@ -79,7 +80,7 @@ class pool final : public remote_pool {
       thread_.join();
     }
     local_runner_.reset();  // its completions post to io_
-    notify_.release();
+    reader_.unwatch();
     zap_notify_.release();
     zap_.close();
     socket_.close();
@@ -96,14 +97,13 @@ class pool final : public remote_pool {
   }
 
   void start() override {
-    notify_.assign(socket_.get(zmq::sockopt::fd));
+    reader_.watch(socket_);
     if (!settings_.curve_secret_key.empty()) {
       zap_notify_.assign(zap_.get(zmq::sockopt::fd));
       answer_zap();
     }
     publish();
     beat();
-    schedule_pump();
     thread_ = std::thread([this] { io_.run(); });
   }
 
@@ -279,7 +279,7 @@ class pool final : public remote_pool {
     } catch (const zmq::error_t&) {
       return false;  // EHOSTUNREACH (router_mandatory): gone
     }
-    if (!pumping_) schedule_pump();  // a send may take the notification of an arrival
+    reader_.sent();
     return true;
   }
 
@@ -358,65 +358,16 @@ class pool final : public remote_pool {
     }
   }
 
-  void schedule_pump() {
-    if (pump_posted_) return;
-    pump_posted_ = true;
-    net::post(io_, [this] {
-      pump_posted_ = false;
-      pump();
-    });
-  }
-
-  void wait_for_input() {
-    if (waiting_) return;
-    waiting_ = true;
-    notify_.async_wait(net::posix::stream_descriptor::wait_read,
-                       [this](const boost::system::error_code& ec) {
-                         waiting_ = false;
-                         if (!ec) pump();
-                       });
-  }
-
-  // Reads until the socket has nothing more (ZMQ_FD signals edges only).
-  void pump() {
-    if (stopping_) return;
-    pumping_ = true;
-    for (int i = 0; i < 256; ++i) {
-      std::size_t n = 0;
-      try {
-        if (!(socket_.get(zmq::sockopt::events) & ZMQ_POLLIN)) {
-          pumping_ = false;
-          wait_for_input();
-          return;
-        }
-        bool more = true;
-        while (more) {
-          zmq::message_t& f = frames_[n < frames_.size() - 1 ? n : frames_.size() - 1];
-          if (!socket_.recv(f, zmq::recv_flags::dontwait)) break;
-          more = f.more();
-          ++n;
-        }
-      } catch (const zmq::error_t& e) {
-        std::fprintf(stderr, "rapidrpc: worker-host endpoint: cannot read: %s\n", e.what());
-        pumping_ = false;
-        wait_for_input();
-        return;
-      }
-      if (n >= 2 && n < frames_.size()) handle(n);
-    }
-    pumping_ = false;
-    schedule_pump();
-  }
-
-  void handle(std::size_t n) {
-    const std::string identity(text(frames_[0]));
-    const std::string_view command = text(frames_[1]);
+  void handle(std::vector<zmq::message_t>& frames, std::size_t n) {
+    if (n < 2 || n > max_frames) return;  // not a message of the protocol
+    const std::string identity(text(frames[0]));
+    const std::string_view command = text(frames[1]);
     auto it = hosts_.find(identity);
     if (command == remote::ready) {
       std::uint32_t capacity = 0;
-      const std::string_view v = n == 4 ? text(frames_[3]) : std::string_view();
+      const std::string_view v = n == 4 ? text(frames[3]) : std::string_view();
       auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), capacity);
-      if (n != 4 || text(frames_[2]) != remote::version || ec != std::errc() ||
+      if (n != 4 || text(frames[2]) != remote::version || ec != std::errc() ||
           end != v.data() + v.size() || capacity == 0 || capacity > remote::max_capacity) {
         std::fprintf(stderr, "rapidrpc: worker-host endpoint: a READY that cannot be read\n");
         return;
@@ -424,7 +375,7 @@ class pool final : public remote_pool {
       if (it == hosts_.end()) {
         it = hosts_.emplace(identity, host{}).first;
         it->second.identity = identity;
-        const char* address = zmq_msg_gets(frames_[1].handle(), "Peer-Address");
+        const char* address = zmq_msg_gets(frames[1].handle(), "Peer-Address");
         it->second.peer = address != nullptr ? address : "(local)";
         std::fprintf(stderr, "rapidrpc: worker host %s connected, %u at once\n",
                      it->second.peer.c_str(), capacity);
@@ -448,15 +399,15 @@ class pool final : public remote_pool {
     }
     host& h = it->second;
     h.heard = clock::now();
-    if (command == remote::reply && n == 4 && frames_[2].size() == 8) {
+    if (command == remote::reply && n == 4 && frames[2].size() == 8) {
       std::uint64_t id;
-      std::memcpy(&id, frames_[2].data(), 8);
+      std::memcpy(&id, frames[2].data(), 8);
       auto call = std::find(h.calls.begin(), h.calls.end(), id);
       if (call == h.calls.end()) return;  // not a call of this host's
       h.calls.erase(call);
       --h.in_flight;
       if (auto j = jobs_.find(id); j != jobs_.end()) {
-        answered(*j->second, text(frames_[3]));
+        answered(*j->second, text(frames[3]));
         jobs_.erase(j);
       }
       if (h.leaving && h.calls.empty()) return drop(h, "");
@@ -535,22 +486,23 @@ class pool final : public remote_pool {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
   zmq::context_t context_{1};
   zmq::socket_t socket_{context_, zmq::socket_type::router};
-  net::posix::stream_descriptor notify_{io_};
+  // identity, command, up to two fields
+  static constexpr std::size_t max_frames = 4;
+  zmq_reader reader_{
+      io_, max_frames,
+      [this](std::vector<zmq::message_t>& frames, std::size_t n) { handle(frames, n); },
+      "worker-host endpoint"};
   zmq::socket_t zap_{context_, zmq::socket_type::rep};  // with CurveZMQ
   net::posix::stream_descriptor zap_notify_{io_};
   std::unordered_set<std::string> allowed_;  // the hosts' public keys, 32 bytes each
   std::uint64_t refusals_ = 0;
   clock::time_point last_refusal_log_{};
   net::steady_timer beat_timer_{io_};
-  std::array<zmq::message_t, 5> frames_;  // identity, command, up to two fields; one more: too many
   std::map<std::string, host> hosts_;
   std::unordered_map<std::uint64_t, std::unique_ptr<job>> jobs_;
   std::deque<std::uint64_t> queue_;
   std::uint64_t next_id_ = 0;
   unsigned local_busy_ = 0;
-  bool waiting_ = false;
-  bool pump_posted_ = false;
-  bool pumping_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };

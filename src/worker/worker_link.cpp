@@ -2,11 +2,11 @@
 
 #include "rpc/exchange.hpp"
 #include "worker/remote.hpp"
+#include "zmq/reader.hpp"
 
 #include <rapidrpc/worker.hpp>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -55,7 +55,7 @@ class worker_link::impl {
       join();
     }
     if (socket_ && *socket_) {
-      notify_.release();
+      reader_.unwatch();
       socket_->close();
     }
   }
@@ -63,12 +63,11 @@ class worker_link::impl {
   void start() {
     say_ready();
     beat();
-    schedule_pump();
     thread_ = std::thread([this] {
       io_.run();
       // The last answers and the BYE get a moment to leave; the context
       // waits for them when it is destroyed.
-      notify_.release();
+      reader_.unwatch();
       socket_->set(zmq::sockopt::linger, close_linger_ms);
       socket_->close();
     });
@@ -104,7 +103,7 @@ class worker_link::impl {
 
   void connect() {
     if (socket_) {
-      notify_.release();
+      reader_.unwatch();
       socket_->close();
     }
     socket_.emplace(context_, zmq::socket_type::dealer);
@@ -128,8 +127,7 @@ class worker_link::impl {
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("cannot connect to the front " + settings_.front + ": " + e.what());
     }
-    notify_.assign(socket_->get(zmq::sockopt::fd));
-    waiting_ = false;
+    reader_.watch(*socket_);
     heard_ = clock::now();
   }
 
@@ -153,7 +151,7 @@ class worker_link::impl {
     } catch (const zmq::error_t& e) {
       std::fprintf(stderr, "rapidrpc: worker host: cannot send: %s\n", e.what());
     }
-    if (!pumping_) schedule_pump();
+    reader_.sent();
   }
 
   void beat() {
@@ -168,7 +166,6 @@ class worker_link::impl {
         std::fprintf(stderr, "rapidrpc: worker host: %s\n", e.what());
       }
       say_ready();
-      schedule_pump();
     } else {
       send({remote::heartbeat});
     }
@@ -178,66 +175,16 @@ class worker_link::impl {
     });
   }
 
-  void schedule_pump() {
-    if (pump_posted_) return;
-    pump_posted_ = true;
-    net::post(io_, [this] {
-      pump_posted_ = false;
-      pump();
-    });
-  }
-
-  void wait_for_input() {
-    if (waiting_) return;
-    waiting_ = true;
-    notify_.async_wait(net::posix::stream_descriptor::wait_read,
-                       [this](const boost::system::error_code& ec) {
-                         // Aborted: the socket was replaced, and the flag
-                         // with it (connect()).
-                         if (ec == net::error::operation_aborted) return;
-                         waiting_ = false;
-                         if (!ec) pump();
-                       });
-  }
-
-  void pump() {
-    pumping_ = true;
-    for (int i = 0; i < 256; ++i) {
-      std::size_t n = 0;
-      try {
-        if (!(socket_->get(zmq::sockopt::events) & ZMQ_POLLIN)) {
-          pumping_ = false;
-          wait_for_input();
-          return;
-        }
-        bool more = true;
-        while (more) {
-          zmq::message_t& f = frames_[n < frames_.size() - 1 ? n : frames_.size() - 1];
-          if (!socket_->recv(f, zmq::recv_flags::dontwait)) break;
-          more = f.more();
-          ++n;
-        }
-      } catch (const zmq::error_t& e) {
-        std::fprintf(stderr, "rapidrpc: worker host: cannot read: %s\n", e.what());
-        pumping_ = false;
-        wait_for_input();
-        return;
-      }
-      if (n >= 1 && n < frames_.size()) handle(n);
-    }
-    pumping_ = false;
-    schedule_pump();
-  }
-
-  void handle(std::size_t n) {
+  void handle(std::vector<zmq::message_t>& frames, std::size_t n) {
+    if (n > max_frames) return;  // not a message of the protocol
     heard_ = clock::now();
-    const std::string_view command = text(frames_[0]);
-    if (command == remote::call && n == 3 && frames_[1].size() == 8) {
+    const std::string_view command = text(frames[0]);
+    if (command == remote::call && n == 3 && frames[1].size() == 8) {
       call& c = new_call();
-      std::memcpy(c.id.data(), frames_[1].data(), 8);
+      std::memcpy(c.id.data(), frames[1].data(), 8);
       // The call object outlives its exchange's work (the io_context it
       // completes on stops before the link goes): a reference, not owned.
-      c.exchange.start(rpc::protocol::xmlrpc, text(frames_[2]), call_context_,
+      c.exchange.start(rpc::protocol::xmlrpc, text(frames[2]), call_context_,
                        std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
     } else if (command == remote::who) {
       say_ready();
@@ -275,19 +222,20 @@ class worker_link::impl {
   net::io_context io_{1};
   zmq::context_t context_{1};
   std::optional<zmq::socket_t> socket_;
-  net::posix::stream_descriptor notify_{io_};
+  // command, up to two fields
+  static constexpr std::size_t max_frames = 3;
+  zmq_reader reader_{
+      io_, max_frames,
+      [this](std::vector<zmq::message_t>& frames, std::size_t n) { handle(frames, n); },
+      "worker host"};
   net::steady_timer beat_timer_{io_};
   net::steady_timer drain_timer_{io_};
   rpc::parser_pool parsers_;
   call_context call_context_;
-  std::array<zmq::message_t, 4> frames_;  // command and up to two fields; one more: too many
   std::vector<std::unique_ptr<call>> calls_;
   std::vector<call*> free_calls_;
   std::size_t in_flight_ = 0;
   clock::time_point heard_;
-  bool waiting_ = false;
-  bool pump_posted_ = false;
-  bool pumping_ = false;
   bool draining_ = false;
   std::thread thread_;
 };

@@ -17,12 +17,6 @@ namespace net = boost::asio;
 
 namespace {
 
-// A request from a DEALER arrives as [identity][payload]; through a REQ
-// socket or a proxy, with more routing frames before the payload. Beyond
-// this many frames a message is dropped.
-constexpr std::size_t max_frames = 32;
-// Messages read in one turn before the loop lets completions run.
-constexpr int max_messages_per_turn = 256;
 // How long replies still queued at close may take to leave.
 constexpr int close_linger_ms = 1000;
 
@@ -59,7 +53,6 @@ zmq_router::zmq_router(settings s) : settings_(s), work_(net::make_work_guard(io
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(settings_.max_message_bytes));
   socket_.set(zmq::sockopt::linger, 0);
   if (settings_.log != nullptr) log_ = std::make_unique<access_log_buffer>(*settings_.log, io_);
-  frames_.resize(max_frames + 1);
 }
 
 zmq_router::~zmq_router() {
@@ -70,7 +63,7 @@ zmq_router::~zmq_router() {
   // Nothing of io_ runs any more: handlers still queued (a pool result that
   // came after the drain deadline) are destroyed without running.
   if (!closed_) {
-    notify_.release();
+    reader_.unwatch();
     socket_.close();
   }
   // libzmq leaves an ipc:// socket's file behind; a stopped server removes
@@ -90,14 +83,13 @@ std::string zmq_router::bind(const std::string& address) {
 }
 
 void zmq_router::start() {
-  notify_.assign(socket_.get(zmq::sockopt::fd));
-  schedule_pump();
+  reader_.watch(socket_);
   thread_ = std::thread([this] {
     io_.run();
     if (log_) log_->finish();
     // Replies already queued get a moment to leave; the context waits for
     // them when it is destroyed.
-    notify_.release();
+    reader_.unwatch();
     socket_.set(zmq::sockopt::linger, close_linger_ms);
     socket_.close();
     closed_ = true;
@@ -112,82 +104,16 @@ void zmq_router::join() {
   if (thread_.joinable()) thread_.join();
 }
 
-void zmq_router::schedule_pump() {
-  if (pump_posted_) return;
-  pump_posted_ = true;
-  net::post(io_, [this] {
-    pump_posted_ = false;
-    pump();
-  });
-}
-
-// ZMQ_FD only says that the socket's state may have changed, and only
-// once: the socket must be read until it has nothing more before waiting
-// again, and a send can take the notification of an arrival with it, so
-// every send is followed by a pump (schedule_pump).
-void zmq_router::wait_for_input() {
-  if (waiting_) return;
-  waiting_ = true;
-  notify_.async_wait(net::posix::stream_descriptor::wait_read,
-                     [this](const boost::system::error_code& ec) {
-                       waiting_ = false;
-                       if (!ec) pump();
-                     });
-}
-
-void zmq_router::pump() {
-  if (draining_) return;
-  pumping_ = true;
-  struct done_pumping {
-    bool& flag;
-    ~done_pumping() { flag = false; }
-  } guard{pumping_};
-  for (int i = 0; i < max_messages_per_turn; ++i) {
-    std::size_t frames = 0;
-    try {
-      if (!(socket_.get(zmq::sockopt::events) & ZMQ_POLLIN)) {
-        wait_for_input();
-        return;
-      }
-      frames = receive();
-    } catch (const zmq::error_t& e) {
-      // Not expected while the context lives (signals are blocked, so no
-      // EINTR); said, and the endpoint keeps waiting rather than going deaf.
-      std::fprintf(stderr, "rapidrpc: ZeroMQ endpoint: cannot read: %s\n", e.what());
-      wait_for_input();
-      return;
-    }
-    if (frames == 0) continue;  // dropped as it was read
-    handle(frames);
-  }
-  // More may be waiting; let the completions queued meanwhile go first.
-  schedule_pump();
-}
-
-// Reads one message into frames_; returns its number of frames, or 0 if
-// it was dropped (too many frames).
-std::size_t zmq_router::receive() {
-  std::size_t n = 0;
-  bool more = true;
-  while (more) {
-    zmq::message_t& f = frames_[n < max_frames ? n : max_frames];
-    if (!socket_.recv(f, zmq::recv_flags::dontwait)) return 0;  // no message after all
-    more = f.more();
-    ++n;
-  }
-  if (n > max_frames) {
+void zmq_router::handle(std::vector<zmq::message_t>& frames, std::size_t count) {
+  if (count > max_frames) {
     note_drop("too many frames");
-    return 0;
+    return;
   }
-  return n;
-}
-
-void zmq_router::handle(std::size_t frames) {
-  if (frames < 2) {
+  if (count < 2) {
     note_drop("no payload frame");  // a ROUTER always adds the identity frame
     return;
   }
-  const zmq::message_t& payload = frames_[frames - 1];
+  const zmq::message_t& payload = frames[count - 1];
   const std::string_view body = text(payload);
 
   // The peer's address (tcp; none over ipc), for the allowlist, the
@@ -198,7 +124,7 @@ void zmq_router::handle(std::size_t frames) {
     boost::system::error_code ec;
     address = boost::asio::ip::make_address(peer_address, ec);
   }
-  call& c = new_call(frames);
+  call& c = new_call(frames, count);
   c.peer.address = address;
   c.request_bytes = body.size();
   stats_.received(body.size());
@@ -213,7 +139,7 @@ void zmq_router::handle(std::size_t frames) {
                    std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
 }
 
-zmq_router::call& zmq_router::new_call(std::size_t frames) {
+zmq_router::call& zmq_router::new_call(std::vector<zmq::message_t>& frames, std::size_t count) {
   call* c;
   if (!free_calls_.empty()) {
     c = free_calls_.back();
@@ -225,17 +151,17 @@ zmq_router::call& zmq_router::new_call(std::size_t frames) {
   }
   // The routing frames move to the call (a move of the message handle, no
   // copy); they go back out in front of the reply.
-  const std::size_t n = frames - 1;
+  const std::size_t n = count - 1;
   if (c->envelope.size() < n) c->envelope.resize(n);
-  for (std::size_t i = 0; i < n; ++i) c->envelope[i].swap(frames_[i]);
+  for (std::size_t i = 0; i < n; ++i) c->envelope[i].swap(frames[i]);
   c->envelope_frames = n;
   c->peer = {};
   c->context = call_context_;
   c->context.peer = &c->peer;
   if (log_) {
-    const char* peer_address = zmq_msg_gets(frames_[frames - 1].handle(), "Peer-Address");
+    const char* peer_address = zmq_msg_gets(frames[count - 1].handle(), "Peer-Address");
     c->peer_text = peer_address != nullptr ? peer_address : "-";
-    c->log_entry.begin(frames_[frames - 1].size());
+    c->log_entry.begin(frames[count - 1].size());
   }
   ++in_flight_;
   return *c;
@@ -255,9 +181,7 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
   // calls stop (the daemon keeps freed memory in the heap otherwise).
   if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trimmer_.freed();
   if (draining_) return finish_if_drained();
-  // A send may have taken the notification of a message that arrived; in a
-  // pump, the pump looks again anyway.
-  if (!pumping_) schedule_pump();
+  reader_.sent();
 }
 
 void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count,
@@ -289,8 +213,7 @@ void zmq_router::begin_drain(std::chrono::milliseconds drain) {
   // Requests not read yet stay unread (and unanswered), as connections a
   // closed listener never accepted; calls in flight get their replies.
   draining_ = true;
-  boost::system::error_code ignored;
-  notify_.cancel(ignored);
+  reader_.pause();
   drain_timer_.expires_after(drain);
   drain_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) io_.stop();  // past the deadline: the calls left get no reply

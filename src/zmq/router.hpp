@@ -18,11 +18,11 @@
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
 #include "server/heap.hpp"
+#include "zmq/reader.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <zmq.hpp>
@@ -75,12 +75,8 @@ class zmq_router {
  private:
   struct call;  // one request in flight
 
-  void pump();
-  void schedule_pump();
-  void wait_for_input();
-  std::size_t receive();
-  void handle(std::size_t frames);
-  call& new_call(std::size_t frames);
+  void handle(std::vector<zmq::message_t>& frames, std::size_t count);
+  call& new_call(std::vector<zmq::message_t>& frames, std::size_t count);
   void finish(call& c, const rpc::reply& r);
   void send(std::vector<zmq::message_t>& envelope, std::size_t count, std::string_view body);
   void note_drop(const char* why);
@@ -92,18 +88,21 @@ class zmq_router {
   zmq::context_t context_{1};
   zmq::socket_t socket_{context_, zmq::socket_type::router};
   boost::asio::io_context io_{1};
-  boost::asio::posix::stream_descriptor notify_{io_};
+  // A request from a DEALER arrives as [identity][payload]; through a REQ
+  // socket or a proxy, with more routing frames before the payload. Beyond
+  // this many frames a message is dropped.
+  static constexpr std::size_t max_frames = 32;
+  zmq_reader reader_{
+      io_, max_frames,
+      [this](std::vector<zmq::message_t>& frames, std::size_t count) { handle(frames, count); },
+      "ZeroMQ endpoint"};
   std::unique_ptr<access_log_buffer> log_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;
   std::vector<std::string> ipc_files_;        // removed at destruction
-  std::vector<zmq::message_t> frames_;        // the message being read
   std::vector<std::unique_ptr<call>> calls_;  // in flight, and free ones to reuse
   std::vector<call*> free_calls_;
   std::size_t in_flight_ = 0;
-  bool waiting_ = false;  // an async_wait on notify_ is pending
-  bool pump_posted_ = false;
-  bool pumping_ = false;  // in pump(): replies sent now need no new pump
   bool draining_ = false;
   bool closed_ = false;
   std::uint64_t dropped_ = 0;  // messages dropped since the last log line
