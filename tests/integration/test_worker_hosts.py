@@ -121,6 +121,25 @@ class WorkerHosts(unittest.TestCase):
         self.assertGreaterEqual(took, 2.0)  # the third waited for a free host
         self.assertLess(took, 2.9)           # the first two ran side by side
 
+    def test_the_fronts_own_workers_take_calls_too(self):
+        # A front with a worker of its own and one host of one: two calls at
+        # once run side by side, a third waits; with the host gone, calls
+        # still run, on the front.
+        self.front.stop()
+        self.front = self.start("--workers", "1", "--worker-listen", f"tcp://{HOST}:*")
+        self.address = printed(self.front, ENDPOINT_RE)
+        host = self.host()
+        self.connected(1)
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            spins = [pool.submit(self.call, "test.spin", 1.0) for _ in range(3)]
+            self.assertEqual([s.result() for s in spins], [True] * 3)
+        took = time.monotonic() - t0
+        self.assertGreaterEqual(took, 2.0)
+        self.assertLess(took, 2.9)
+        host.stop()
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+
     def test_a_killed_host_fails_only_its_calls_in_flight_and_comes_back(self):
         doomed = self.host()
         self.host()
