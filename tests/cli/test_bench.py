@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 import tempfile
 import time
 import unittest
@@ -129,6 +130,35 @@ class BenchTest(harness.DaemonTestCase):
         # The last call was scheduled at 0.39 s and finished near 40 * 0.05 = 2 s.
         self.assertGreater(r["latency_us"]["max"], 1_200_000, r["latency_us"])
         self.assertGreater(r["elapsed_s"], 1.8)
+
+    def test_a_connection_idle_past_max_idle_is_opened_anew(self):
+        """A server closes a keep-alive connection idle past its timeout,
+        whenever its timer says: a call sent on it is then lost unanswered.
+        Here rapidrpcd closes connections idle for 1 s (its sweep finds
+        them within the next second) and one connection carries a call
+        every 2.5 s: with the default --max-idle (1 s) each call goes on a
+        new connection and all are answered; with --max-idle 0 the second
+        is sent on the connection the server has closed (the third, after
+        that error, on a new one)."""
+        # The default mode whatever RAPIDRPCD_ARGS says: sequential mode
+        # closes every connection after its answer, leaving none idle.
+        with harness.running_daemon("--idle-timeout", "1", env_args=False) as d:
+            args = ("bench", "--json", "-c", 1, "-r", 0.4, "-d", 5.5, "--expect", 8)
+            call = (d.url, "sample.add", "i/3", "i/5")
+            fresh = subprocess.Popen([clitest.tool_path(), *map(str, args), *call],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stale = subprocess.Popen([clitest.tool_path(), *map(str, args), "--max-idle", "0", *call],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            fresh_out, fresh_err = fresh.communicate(timeout=clitest.RUN_TIMEOUT)
+            stale_out, stale_err = stale.communicate(timeout=clitest.RUN_TIMEOUT)
+        self.assertEqual(fresh.returncode, EXIT_OK, fresh_err)
+        r = json.loads(fresh_out)
+        self.assertEqual((r["calls"], r["ok"]), (3, 3), r)
+        self.assertEqual(r["settings"]["max_idle_s"], 1)
+        # What the limit prevents: the server did close the idle connection.
+        self.assertEqual(stale.returncode, EXIT_FAULT, stale_err)
+        r = json.loads(stale_out)
+        self.assertEqual((r["calls"], r["ok"], r["errors"]["io"]), (3, 2, 1), r)
 
     def test_timeout_is_an_error(self):
         r = self.bench("-c", 2, "-n", 4, "--timeout", 0.2, "--expect", "true", self.url, "sleep", "d/1",

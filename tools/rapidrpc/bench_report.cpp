@@ -523,6 +523,8 @@ std::string summary_json(const bench_result& r) {
   append_number(s, o.rate);
   s += ",\"timeout_s\":";
   append_number(s, o.timeout);
+  s += ",\"max_idle_s\":";
+  append_number(s, o.max_idle);
   s += ",\"expected\":" + to_json(r.expected) + "}";
   s += ",\"started_at\":\"" + r.started_at + "\"";
   s += ",\"elapsed_s\":";

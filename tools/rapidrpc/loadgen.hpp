@@ -47,6 +47,10 @@ struct bench_options {
   double rate = 0;               ///< calls/s, open loop; 0: closed loop (as fast as answered)
   unsigned threads = 1;
   double timeout = 10;  ///< seconds one call may take
+  /// Seconds a keep-alive connection may have been idle and still carry the
+  /// next call; one idle longer is opened anew first, since the server may be
+  /// closing it. Below the server's keep-alive timeout. 0: no limit.
+  double max_idle = 1;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string ca_file;          ///< https: CA certificates to verify with (empty: the system's)
   bool insecure = false;        ///< https: accept any certificate (no verification)

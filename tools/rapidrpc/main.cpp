@@ -192,6 +192,12 @@ int main(int argc, char** argv) {
                 "Seconds one call may take before it counts as an error")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  b->add_option("--max-idle", bench.max_idle,
+                "Seconds a keep-alive connection may have been idle and still carry the next call; "
+                "one idle longer is opened anew first, as a server may be closing it (keep this "
+                "below the server's keep-alive timeout; 0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   auto* bench_header = b->add_option("-H,--header", bench_headers,
                                      "An extra request header 'Name: value' (repeatable)");
   auto* bench_protocol =
