@@ -1,7 +1,10 @@
 """SIGKILL of a worker host under the seed workload.
 
-A front that runs no pool call itself (`--workers 0 --worker-listen`) and two
-worker hosts (`--worker-connect`, 2 calls at once each), all on 127.0.0.1,
+A front that runs no pool call itself (`--workers 0 --worker-listen`) on
+127.0.0.1 and two worker hosts (`--worker-connect`, 2 calls at once each),
+each connecting from a loopback address of its own (127.0.0.21 and
+127.0.0.22, libzmq's `tcp://SOURCE;DESTINATION`, so the front's log tells
+them apart; loopback addresses, so no network namespace is needed),
 under the seed workload through the front: load(150000) (a 31,348-digit
 answer, checked against Python's own Fibonacci number), 20 calls at once, a
 new connection per call, 160 calls (about 7 s on 2 cores). About 2 s in, one host's process group gets
@@ -10,7 +13,7 @@ SIGKILL; 2 s later it starts again.
 Asserted: the calls that failed are at most what the killed host was running
 (its 2 places), each answered with fault -32603 (none unanswered: no
 connection closed, no timeout, no wrong answer, no unfinished call); the front
-logs the host as gone within 3 s of the kill; calls go on being answered
+logs that host, by its address, as gone within 3 s of the kill; calls go on being answered
 (by the other host) until the run ends, well after the kill; the restarted
 host is connected again and takes calls: once the other host leaves
 (SIGTERM, which lets its calls in flight finish), a pool call is answered.
@@ -31,6 +34,7 @@ CAPACITY = 2  # calls at once on each host
 CALLS = 160
 DURATION = 7.0  # about what CALLS take on 2 cores
 ENDPOINT_RE = re.compile(rb"worker hosts connect at (\S+)")
+HOST_ADDRESSES = ("127.0.0.21", "127.0.0.22")
 
 
 class WorkerHostKill(unittest.TestCase):
@@ -41,7 +45,7 @@ class WorkerHostKill(unittest.TestCase):
             m = ENDPOINT_RE.search(line)
             if m:
                 self.address = m.group(1).decode()
-        self.hosts = [self.host(), self.host()]
+        self.hosts = [self.host(0), self.host(1)]
         self.wait_for_log("connected", 2)
 
     def tearDown(self):
@@ -56,8 +60,11 @@ class WorkerHostKill(unittest.TestCase):
         self.daemons.append(d)
         return d
 
-    def host(self):
-        return self.start("--worker-connect", self.address, "--workers", str(CAPACITY))
+    def host(self, n):
+        source = HOST_ADDRESSES[n]
+        front = self.address.split("://", 1)[1]
+        return self.start("--worker-connect", f"tcp://{source}:0;{front}", "--workers",
+                          str(CAPACITY))
 
     def wait_for_log(self, text, count, timeout=5.0):
         deadline = time.monotonic() + timeout
@@ -79,10 +86,10 @@ class WorkerHostKill(unittest.TestCase):
             doomed = self.hosts[0]
             killed_at = time.monotonic()
             doomed.kill()
-            dropped_at = self.wait_for_log("stopped answering", 1)
+            dropped_at = self.wait_for_log(f"worker host {HOST_ADDRESSES[0]} stopped answering", 1)
             time.sleep(max(0.0, 4.0 - (time.monotonic() - killed_at)))
-            self.hosts[0] = self.host()
-            self.wait_for_log("connected", 3)
+            self.hosts[0] = self.host(0)
+            self.wait_for_log(f"worker host {HOST_ADDRESSES[0]} connected", 2)
             r = bench.result()
         finally:
             bench.stop()
@@ -104,7 +111,7 @@ class WorkerHostKill(unittest.TestCase):
         # The restarted host takes calls: with the other one gone, a pool
         # call is answered, and by it.
         self.hosts[1].stop()
-        self.wait_for_log("left", 1)
+        self.wait_for_log(f"worker host {HOST_ADDRESSES[1]} left", 1)
         harness.assert_pool_call_answers(self.front)
         try:
             took = faults.normal_call(self.front.port)
