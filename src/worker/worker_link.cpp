@@ -44,6 +44,7 @@ class worker_link::impl {
     std::random_device random;
     identity_.resize(16);
     for (auto& c : identity_) c = static_cast<char>(random());
+    identity_[0] |= 1;  // libzmq keeps identities starting with a zero byte for its own
     connect();
     call_context_.loop = io_.get_executor();
     call_context_.pool = settings_.pool;
