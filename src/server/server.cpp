@@ -345,7 +345,8 @@ struct server::impl {
     if (!serving.load(std::memory_order_acquire)) return "starting";
     if (metrics && metrics->pool().processes_up.load(std::memory_order_relaxed) == 0)
       return "no worker process is up";
-    if (metrics && options.workers == 0 && metrics->pool().hosts_up.load() == 0)
+    if (metrics && options.workers == 0 &&
+        metrics->pool().hosts_up.load(std::memory_order_relaxed) == 0)
       return "no worker host is connected";
     return {};
   }
