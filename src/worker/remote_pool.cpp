@@ -136,9 +136,10 @@ class pool final : public remote_pool {
     net::any_io_executor loop;
     std::function<void(outcome)> done;
     std::unique_ptr<net::steady_timer> timer;
-    host* on = nullptr;     // the host running it
-    bool local = false;     // run by the local workers
-    bool finished = false;  // the caller has its outcome (a timeout may come first)
+    host* on = nullptr;       // the host running it
+    bool local = false;       // run by the local workers
+    bool local_only = false;  // too large for a host
+    bool finished = false;    // the caller has its outcome (a timeout may come first)
   };
 
   struct host {
@@ -161,6 +162,16 @@ class pool final : public remote_pool {
 
   void accept(std::unique_ptr<job> j) {
     if (stopping_) return;
+    if (j->document.size() > settings_.max_message_bytes) {
+      // A host would drop the connection reading it: the front's own
+      // workers may run it, if there are any.
+      if (settings_.local_capacity == 0) {
+        finish(*j, fault(fault_code::internal_error,
+                         "internal error: the call is larger than a worker host may take"));
+        return;
+      }
+      j->local_only = true;
+    }
     if (settings_.local_capacity == 0 && hosts_.empty()) {
       // Nothing could run it: said now rather than after a timeout.
       finish(*j, fault(fault_code::internal_error, "internal error: no worker host is connected"));
@@ -206,8 +217,9 @@ class pool final : public remote_pool {
         load_den = settings_.local_capacity;
       }
       for (auto& [identity, h] : hosts_) {
-        if (h.leaving || h.in_flight >= h.capacity) continue;
-        if (std::uint64_t{h.in_flight} * load_den < load_num * h.capacity || (!local && !best)) {
+        if (h.leaving || h.in_flight >= h.capacity || jobs_.at(queue_.front())->local_only)
+          continue;
+        if (std::uint64_t{h.in_flight} * load_den < load_num * h.capacity) {
           best = &h;
           local = false;
           load_num = h.in_flight;

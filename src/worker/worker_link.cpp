@@ -5,6 +5,7 @@
 #include "zmq/reader.hpp"
 
 #include <rapidrpc/worker.hpp>
+#include <rapidrpc/xmlrpc.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -208,7 +209,17 @@ class worker_link::impl {
   }
 
   void answered(call& c, const rpc::reply& r) {
-    send({remote::reply, std::string_view(c.id.data(), c.id.size()), r.body});
+    const std::string_view id(c.id.data(), c.id.size());
+    if (r.body.size() > max_worker_frame_bytes) {
+      // The front would drop the connection reading it, and the call would
+      // never be answered: it gets a fault instead.
+      std::string too_large;
+      xmlrpc::write_fault(too_large, fault_code::internal_error,
+                          "internal error: the answer is larger than a worker host may send");
+      send({remote::reply, id, too_large});
+    } else {
+      send({remote::reply, id, r.body});
+    }
     free_calls_.push_back(&c);
     --in_flight_;
     if (draining_) finish_if_drained();
