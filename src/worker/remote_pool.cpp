@@ -304,7 +304,8 @@ class pool final : public remote_pool {
       std::fprintf(stderr, "rapidrpc: worker host %s %s; %zu call(s) in flight there fail\n",
                    h.peer.c_str(), why, h.calls.size());
     fail_calls(h, "internal error: the worker host running this call stopped answering");
-    hosts_.erase(h.identity);
+    const std::string identity = h.identity;  // not a reference into the node erased
+    hosts_.erase(identity);
     if (hosts_.empty() && settings_.local_capacity == 0) {
       // Nothing is left to run the calls waiting: they fail now.
       for (auto id : queue_) {
