@@ -32,7 +32,7 @@ EXAMPLE = os.path.abspath(os.path.join(HERE, "..", "..", "packaging", "rapidrpcd
 
 # The options that are no settings (actions, and the config file's own).
 NOT_SETTINGS = {"help", "version", "config", "check-config", "print-config", "hash-password",
-                "hash-iterations"}
+                "hash-iterations", "curve-keygen"}
 
 
 def run(*args, timeout=30):
