@@ -58,8 +58,12 @@ curve_key_file read_curve_key_file(const std::string& path, bool secret) {
     if (into == nullptr) continue;
     auto open = l.find('"');
     auto close = open == std::string_view::npos ? open : l.find('"', open + 1);
-    if (close == std::string_view::npos)
-      throw std::runtime_error(path + ": a key without its quotes: " + line);
+    if (close == std::string_view::npos) {
+      std::string why = path;
+      why += ": a key without its quotes: ";
+      why += line;
+      throw std::runtime_error(why);
+    }
     *into = std::string(l.substr(open + 1, close - open - 1));
   }
   if (!is_z85_key(keys.public_key))
