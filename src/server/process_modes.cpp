@@ -240,9 +240,18 @@ void process_supervisor::supervise_prefork() {
         auto delay = std::chrono::milliseconds(
             s.quick_deaths <= 1 ? 0 : std::min<long>(5000, 100L << std::min(s.quick_deaths, 6u)));
         s.restart_at = now + delay;
-        if (WIFSIGNALED(status))
-          std::fprintf(stderr, "rapidrpc: prefork worker %d died from signal %d; replacing it\n",
-                       pid, WTERMSIG(status));
+        // The delay is said, so a crash loop shows in the log as one.
+        if (WIFSIGNALED(status)) {
+          if (delay.count() == 0)
+            std::fprintf(stderr, "rapidrpc: prefork worker %d died from signal %d; replacing it\n",
+                         pid, WTERMSIG(status));
+          else
+            std::fprintf(stderr,
+                         "rapidrpc: prefork worker %d died from signal %d; replacing it in %.1f s "
+                         "(%u quick deaths in a row)\n",
+                         pid, WTERMSIG(status), static_cast<double>(delay.count()) / 1000.0,
+                         s.quick_deaths);
+        }
       }
     }
     std::int64_t up = 0;
