@@ -2,8 +2,9 @@
 front that runs no pool call itself (--workers 0) and rapidrpcd worker hosts
 connected to it over ZeroMQ on 127.0.0.1, each test with daemons of its
 own. Pool calls are test.spin and load; the hosts' deaths are SIGKILL and
-SIGTERM of their process groups. tests/faults/test_worker_hosts.py runs the
-same faults under a continuous load."""
+SIGTERM of their process groups, and a hung host is SIGSTOP of its process.
+tests/faults/test_worker_hosts.py runs the same faults under a continuous
+load."""
 
 import concurrent.futures
 import os
@@ -141,8 +142,10 @@ class WorkerHosts(unittest.TestCase):
         self.assertEqual(self.call("load", 2000), fib_str(2000))
 
     def test_a_killed_host_fails_only_its_calls_in_flight_and_comes_back(self):
-        doomed = self.host()
-        self.host()
+        # Hosts of two places each: the least loaded rule sends two calls
+        # one to each (the first host with room would take both).
+        doomed = self.host(workers=2)
+        self.host(workers=2)
         self.connected(2)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             spins = [pool.submit(self.outcome, "test.spin", 5.0) for _ in range(2)]
@@ -161,6 +164,37 @@ class WorkerHosts(unittest.TestCase):
         # The other host takes the calls, and a new one gets them as well.
         self.assertEqual(self.call("load", 2000), fib_str(2000))
         self.host()
+        self.connected(3)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            t0 = time.monotonic()
+            spins = [pool.submit(self.call, "test.spin", 1.0) for _ in range(2)]
+            self.assertEqual([s.result() for s in spins], [True, True])
+            self.assertLess(time.monotonic() - t0, 1.9)  # side by side: both hosts
+
+    def test_an_unreachable_host_is_dropped_then_taken_back_when_it_answers(self):
+        # SIGSTOP: the host's connection stays open but nothing comes from
+        # it, as when a link or a machine hangs. Only the heartbeat tells.
+        frozen = self.host()
+        self.host()
+        self.connected(2)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            spins = [pool.submit(self.outcome, "test.spin", 2.0) for _ in range(2)]
+            time.sleep(0.5)  # both running, one on each host
+            stopped_at = time.monotonic()
+            frozen.send_signal(signal.SIGSTOP)
+            try:
+                outcomes = [(o, t - stopped_at) for o, t in (s.result() for s in spins)]
+                faults = [(o, t) for o, t in outcomes if isinstance(o, xmlrpc.client.Fault)]
+                self.assertEqual(len(faults), 1, outcomes)
+                self.assertIn("stopped answering", faults[0][0].faultString)
+                self.assertLess(faults[0][1], DROP_DEADLINE)
+                self.assertEqual([o for o, _ in outcomes if o is True], [True])
+                # Calls go to the host that answers.
+                self.assertEqual(self.call("load", 2000), fib_str(2000))
+            finally:
+                frozen.send_signal(signal.SIGCONT)
+        # Back, it is a host again (it hears WHO, or connects again), and
+        # its late answer to the failed call is ignored.
         self.connected(3)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             t0 = time.monotonic()
