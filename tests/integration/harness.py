@@ -932,3 +932,18 @@ def concurrent_exchanges(port, requests, deadline_s, on_sent=None):
     finally:
         for s in socks:
             s.close()
+
+
+def wait_until(predicate, timeout, what, interval=0.02):
+    """Polls `predicate()` until it returns a true value, which is returned;
+    fails the test (AssertionError naming `what`, and the predicate's last
+    value) if it has not within `timeout` seconds. For a state that comes
+    about in its own time: a fixed sleep before asserting it races."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"not within {timeout} s: {what} (last: {value!r})")
+        time.sleep(interval)
