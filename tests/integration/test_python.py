@@ -3,7 +3,8 @@ worker processes, the module python_service/service.py.
 
 - Results as Python's own, over XML-RPC, JSON-RPC (positional and named)
   and system.multicall; every type round-trips through echo, i8 and nil
-  included; an int past 64 bits is a fault, not a dead worker.
+  included; an int past 64 bits is a fault, and the same worker process
+  answers the next call (it neither died nor left).
 - Introspection from docstrings and annotations; faults: Fault(42, "x") is
   42/"x", any other exception -32603 with no detail on the wire.
 - Crashes (SIGSEGV, abort) cost their call only; a runaway gets -32001 at
@@ -18,6 +19,7 @@ This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -29,8 +31,8 @@ import urllib.request
 import xmlrpc.client
 
 import procs
-from harness import (Daemon, RawClient, call_body, daemon_path, fib_str, http_request, main, parse_fault,
-                     parse_result, raw_call_body, running_daemon)
+from harness import (HOST, Daemon, IncompleteResponse, RawClient, call_body, daemon_path, fib_str, http_request, main,
+                     parse_fault, parse_result, raw_call_body, running_daemon, wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVICE_DIR = os.path.join(HERE, "python_service")
@@ -47,9 +49,9 @@ def python_daemon(spec="service:register", *args):
     return running_daemon("--python", spec, *PYTHON_ARGS, *args, env_args=False)
 
 
-def started_python_daemon(spec="service"):
+def started_python_daemon(spec="service", *args):
     """A daemon the test stops itself."""
-    return Daemon("--python", spec, *PYTHON_ARGS, env_args=False).start()
+    return Daemon("--python", spec, *PYTHON_ARGS, *args, env_args=False).start()
 
 
 def raw_call(d, body, timeout=30):
@@ -66,6 +68,44 @@ def jsonrpc(d, method, params, ident=1):
         headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
+
+
+ADMIN = ("--admin", f"{HOST}:0")
+ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
+
+
+def busy_workers(d):
+    """rapidrpc_pool_busy_workers from the admin listener of a daemon
+    started with ADMIN: how many worker processes run a call now."""
+    port = next(int(m.group(1)) for m in map(ADMIN_RE.search, list(d._stdout_lines)) if m)
+    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return int(re.search(r"^rapidrpc_pool_busy_workers (\d+)$", text, re.M).group(1))
+
+
+class Background(threading.Thread):
+    """fn() on a thread of its own; join() returns its result, or raises
+    in the test's thread what it raised (an exception on a thread of its
+    own fails no test)."""
+
+    def __init__(self, fn):
+        super().__init__(daemon=True)
+        self.fn, self.result, self.error = fn, None, None
+        self.start()
+
+    def run(self):
+        try:
+            self.result = self.fn()
+        except BaseException as err:  # noqa: BLE001 - raised again by join()
+            self.error = err
+
+    def join(self, timeout=30):
+        super().join(timeout)
+        if self.is_alive():
+            raise AssertionError(f"the call on a thread of its own did not end within {timeout} s")
+        if self.error is not None:
+            raise self.error
+        return self.result
 
 
 def workers_of(d):
@@ -141,13 +181,6 @@ class Serving(unittest.TestCase):
         self.assertEqual(got["nested"], {"list": [-7, 0.5, True, "<x>"]})
         self.assertEqual(list(got), ["i8", "nil", "b64", "when", "nested"])
 
-    def test_an_int_past_64_bits_is_a_fault_not_a_dead_worker(self):
-        with self.assertRaises(xmlrpc.client.Fault) as f:
-            self.p.huge()
-        self.assertEqual(f.exception.faultCode, INTERNAL_ERROR)
-        self.assertEqual(getattr(self.p, "sample.add")(1, 1), 2)
-        self.assertNotIn("died from signal", self.daemon.stderr_text())
-
     def test_introspection(self):
         methods = self.p.system.listMethods()
         for name in ("load", "sample.add", "sample.sum", "echo", "square", "system.multicall"):
@@ -170,6 +203,23 @@ class Serving(unittest.TestCase):
 
 
 class Faults(unittest.TestCase):
+    def test_an_int_past_64_bits_is_a_fault_and_the_worker_lives_on(self):
+        # One worker: the process that answers before and after huge() is
+        # the one that ran it. A worker that died or left after answering
+        # would be replaced by a process of another pid.
+        with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
+                            "1", env_args=False) as d:
+            (worker,) = wait_for_workers(d, 1)
+            self.assertEqual(parse_result(raw_call(d, call_body("pid_after", 0)).body), worker)
+            f = parse_fault(raw_call(d, call_body("huge")).body)
+            self.assertEqual((f.faultCode, f.faultString),
+                             (INTERNAL_ERROR, "internal error: the result cannot be encoded"))
+            self.assertEqual(parse_result(raw_call(d, call_body("pid_after", 0)).body), worker,
+                             f"huge() cost its worker process\n{d.diagnostics()}")
+            self.assertEqual(workers_of(d), [worker])
+            for death in ("died from signal", "exited with status"):
+                self.assertNotIn(death, d.stderr_text())
+
     def test_fault_and_exception(self):
         with python_daemon("service") as d:
             body = raw_call(d, call_body("fault42")).body
@@ -189,30 +239,22 @@ class Faults(unittest.TestCase):
 
 class Crashes(unittest.TestCase):
     def crash_costs_one_call(self, method, signum):
-        with python_daemon("service") as d:
+        with python_daemon("service", *ADMIN) as d:
             wait_for_workers(d)
             # A spin holds one worker while the other crashes.
-            spin = {}
-            t = threading.Thread(target=lambda: spin.setdefault(
-                "r", raw_call(d, call_body("spin", 1.5)).body))
-            t.start()
-            time.sleep(0.3)
+            spin = Background(lambda: raw_call(d, call_body("spin", 1.5)).body)
+            wait_until(lambda: busy_workers(d) == 1, 10, "the spin running on a worker")
             f = parse_fault(raw_call(d, call_body(method)).body)
             self.assertEqual(f.faultCode, INTERNAL_ERROR)
-            t.join(10)
-            self.assertIs(parse_result(spin["r"]), True, "the call on the other worker failed")
+            self.assertIs(parse_result(spin.join(10)), True, "the call on the other worker failed")
             # Both workers answer again within 1 s: two calls at once, each
             # holding its worker for 0.2 s, answered by two processes.
             start = time.monotonic()
-            pids = {}
-            calls = [threading.Thread(target=lambda i=i: pids.setdefault(
-                i, parse_result(raw_call(d, call_body("pid_after", 0.2)).body))) for i in range(2)]
-            for c in calls:
-                c.start()
-            for c in calls:
-                c.join(10)
+            calls = [Background(lambda: parse_result(raw_call(d, call_body("pid_after", 0.2)).body))
+                     for _ in range(2)]
+            pids = [c.join(10) for c in calls]
             took = time.monotonic() - start
-            self.assertEqual(len(set(pids.values())), 2, f"answered by {pids}")
+            self.assertEqual(len(set(pids)), 2, f"answered by {pids}")
             self.assertLess(took, 1.0, f"both workers answered only after {took:.2f} s")
             self.assertIn(f"died from signal {signum}", d.stderr_text())
 
@@ -224,7 +266,7 @@ class Crashes(unittest.TestCase):
 
     def test_a_runaway_is_stopped_at_the_method_timeout(self):
         with python_daemon("service", "--method-timeout", "2") as d:
-            wait_for_workers(d)
+            workers = wait_for_workers(d)
             start = time.monotonic()
             f = parse_fault(raw_call(d, call_body("spin", 60)).body)
             took = time.monotonic() - start
@@ -234,8 +276,9 @@ class Crashes(unittest.TestCase):
             procs.wait_for(lambda: "in spin" in d.stderr_text(), time.monotonic() + 2)
             self.assertRegex(d.stderr_text(), r'service\.py", line \d+ in spin',
                              "no Python stack of the runaway")
-            # The process tree stops using CPU.
-            time.sleep(0.5)
+            # The runaway is replaced, and the process tree stops using CPU.
+            wait_until(lambda: len(set(workers_of(d)) - set(workers)) == 1
+                       and len(workers_of(d)) == 2, 5, f"the runaway replaced (was {workers})")
             before = procs.tree_cpu(d.proc.pid)
             time.sleep(1.0)
             used = procs.tree_cpu(d.proc.pid) - before
@@ -311,21 +354,14 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(left(), [], f"workers left {within} s after rapidrpcd stopped")
 
     def test_sigterm_lets_python_calls_finish_and_leaves_no_worker(self):
-        d = started_python_daemon()
+        d = started_python_daemon("service", *ADMIN)
         try:
             workers = wait_for_workers(d)
-            results = {}
-
-            def call(i):
-                results[i] = raw_call(d, call_body("later", 1.0, i)).body
-
-            threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
-            for t in threads:
-                t.start()
-            time.sleep(0.3)
+            calls = [Background(lambda i=i: raw_call(d, call_body("later", 1.0, i)).body)
+                     for i in range(2)]
+            wait_until(lambda: busy_workers(d) == 2, 10, "both calls running on the workers")
             d.send_signal(signal.SIGTERM)
-            for t in threads:
-                t.join(10)
+            results = [c.join(10) for c in calls]
             self.assertEqual(d.wait(10), 0, d.diagnostics())
             for i in range(2):
                 self.assertEqual(parse_result(results[i]), i)
@@ -334,16 +370,17 @@ class Lifecycle(unittest.TestCase):
             d.kill()
 
     def test_sigkill_of_rapidrpcd_leaves_no_worker_even_a_busy_one(self):
-        d = started_python_daemon()
+        d = started_python_daemon("service", *ADMIN)
         try:
             workers = wait_for_workers(d)
-            t = threading.Thread(target=lambda: self.assertRaises(
-                Exception, raw_call, d, call_body("spin", 20)), daemon=True)
-            t.start()
-            time.sleep(0.5)
+            spin = Background(lambda: raw_call(d, call_body("spin", 20)))
+            wait_until(lambda: busy_workers(d) == 1, 10, "the spin running on a worker")
             d.proc.kill()  # the daemon alone, not its process group
             d.wait(10)
             self.assert_no_worker_left(workers, 1.0)
+            # Its caller saw the connection end, with no answer.
+            with self.assertRaises((IncompleteResponse, ConnectionError)):
+                spin.join(10)
         finally:
             d.kill()
 
