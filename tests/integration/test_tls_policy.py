@@ -15,9 +15,11 @@ an ECDSA certificate (tls_pki.py's):
 - A client-initiated renegotiation (s_client's `R`) does not happen: the
   server refuses it.
 - A TLS 1.2 and a TLS 1.3 session resume from the ticket of an earlier
-  connection (the server keeps no session cache, so only a ticket can
-  resume one); in fork and prefork the next connection is served by another
+  connection; in fork and prefork the next connection is served by another
   process, which reads the same ticket.
+- There is no session cache: a TLS 1.2 session without a ticket (the client
+  refuses tickets, so the server can keep it only in a cache, under its
+  session id) is offered again and not resumed: a full handshake.
 """
 
 import os
@@ -175,7 +177,16 @@ class RsaCertificate(PolicyTestCase):
             self.assertIn(b"Verify return code: 0", out, out.decode(errors="replace")[-2000:])
             proc.stdin.write(b"R\n")
             proc.stdin.flush()
-            time.sleep(1.0)
+            # The attempt and its refusal, before anything else is sent.
+            deadline = time.monotonic() + 10
+            while b"no renegotiation" not in out.lower() and time.monotonic() < deadline:
+                chunk = proc.stdout.read()
+                if chunk:
+                    out += chunk
+                elif proc.poll() is not None:
+                    break
+                else:
+                    time.sleep(0.02)
             request = http_request(call_body("sample.add", 20, 22), headers=[("Connection", "close")])
             try:
                 rest, _ = proc.communicate(request, timeout=15)
@@ -212,6 +223,22 @@ class RsaCertificate(PolicyTestCase):
 
     def test_tls_1_2_resumes_by_ticket(self):
         self.resume(ssl.TLSVersion.TLSv1_2)
+
+    def test_no_session_cache_a_session_without_a_ticket_is_not_resumed(self):
+        ctx = client_context(self.pki["ca"])
+        ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.options |= ssl.OP_NO_TICKET
+        with self.handshake(ctx) as s:
+            self.call(s)
+            session = s.session
+        self.assertFalse(session.has_ticket, "the client refused tickets, yet holds one")
+        # (A server without a cache may give no session id at all; the
+        # session is offered again all the same.)
+        for _ in range(3):
+            with self.handshake(ctx, session=session) as s:
+                self.assertFalse(s.session_reused,
+                                 "a session without a ticket resumed: the server keeps a cache")
+                self.call(s)
 
     def test_tls_1_3_resumes_by_ticket(self):
         self.resume(ssl.TLSVersion.TLSv1_3)
