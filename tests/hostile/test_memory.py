@@ -62,7 +62,7 @@ def read_large_response(sock):
     return status, bytes(body)
 
 
-@unittest.skipIf(hostile.SANITIZED, "a sanitizer build: its memory is the sanitizer's")
+@harness.not_applicable(hostile.SANITIZED, "a sanitizer build: its memory is the sanitizer's")
 @harness.skip_in_modes("sequential", "answers one request per connection: the rounds need one")
 class MemoryAfterALargeBody(hostile.HostileTestCase):
 

@@ -248,8 +248,8 @@ class ModeCapacity(unittest.TestCase):
                + ", ".join(f"{x:.2f}" for x in times) + " s")
         return times
 
-    @unittest.skipUnless(harness.MODE == "sequential", "only --mode sequential serves one "
-                         "connection at a time")
+    @harness.only_in_modes("sequential", "only --mode sequential serves one "
+                           "connection at a time")
     def test_sequential_serves_one_connection_at_a_time(self):
         with running_daemon() as d:
             times = self.run_sleeps(d, 3, 0.5)
@@ -257,8 +257,8 @@ class ModeCapacity(unittest.TestCase):
                 self.assertGreaterEqual(t, 0.5 * i - 0.05, f"call {i} was not served after the others")
                 self.assertLess(t, 0.5 * i + 0.4, f"call {i} waited longer than the calls before it")
 
-    @unittest.skipUnless(harness.MODE in harness.PROCESS_MODES,
-                         "only fork and prefork serve at most --processes connections at once")
+    @harness.only_in_modes(harness.PROCESS_MODES,
+                           "only fork and prefork serve at most --processes connections at once")
     def test_processes_serve_that_many_connections_at_once(self):
         with running_daemon("--processes", "2") as d:
             times = self.run_sleeps(d, 4, 1.0)

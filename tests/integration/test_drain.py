@@ -96,7 +96,7 @@ class DrainDeadline(unittest.TestCase):
         d = self.start("--enable-test-methods")
         self.cut_off(d, http_request(call_body("test.spin", CALL_SECONDS)))
 
-    @unittest.skipUnless(harness.MODE == "async-pool", "worker threads: async-pool only")
+    @harness.only_in_modes("async-pool", "worker threads: async-pool only")
     def test_a_cpu_bound_call_on_a_thread_is_cut_off_and_the_exit_waits_for_it(self):
         d = self.start("--enable-test-methods")
         answer, t_cut, t_exit = self.signal_during(d, http_request(call_body("test.spin", SPIN)))
@@ -105,7 +105,7 @@ class DrainDeadline(unittest.TestCase):
         self.assertGreater(t_exit, SPIN - 0.5 - 0.2, "the daemon exited with a thread still running")
         self.assertLess(t_exit, SPIN - 0.5 + EXIT_AFTER_CUT + 1.0)
 
-    @unittest.skipUnless(harness.MODE in harness.INLINE_MODES, "methods on the loop: async, sequential")
+    @harness.only_in_modes(harness.INLINE_MODES, "methods on the loop: async, sequential")
     def test_a_cpu_bound_call_on_the_loop_is_answered_and_the_exit_follows(self):
         d = self.start("--enable-test-methods")
         answer, t_cut, t_exit = self.signal_during(d, http_request(call_body("test.spin", SPIN)))

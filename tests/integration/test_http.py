@@ -245,8 +245,8 @@ class Bodies(DaemonTestCase):
         self.assertEqual(parse_result(resp.body), 5)
 
 
-@unittest.skipUnless(harness.MODE in harness.CLOSE_AFTER_RESPONSE_MODES,
-                     "only --mode sequential closes every connection after one reply")
+@harness.only_in_modes(harness.CLOSE_AFTER_RESPONSE_MODES,
+                       "only --mode sequential closes every connection after one reply")
 class SequentialClosesEveryConnection(DaemonTestCase):
     """What replaces keep-alive and pipelining in --mode sequential."""
 

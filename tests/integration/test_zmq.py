@@ -433,7 +433,7 @@ class Addresses(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         return r.stderr.decode()
 
-    @unittest.skipIf(harness.MODE in ZMQ_MODES, f"--mode {harness.MODE} serves ZeroMQ")
+    @harness.skip_in_modes(ZMQ_MODES, "this mode serves ZeroMQ")
     def test_refused_in_this_mode(self):
         err = self.refused(*harness.EXTRA_ARGS, "--zmq", "tcp://127.0.0.1:*")
         self.assertIn("ZeroMQ endpoints need mode async-pool or async", err)
