@@ -11,8 +11,9 @@ Extra daemon arguments come from the RAPIDRPCD_ARGS environment variable
 (shell-split, appended to every daemon the harness starts; an option a test
 passes itself wins over the same option there). MODE names the serving mode
 they select: "async-pool" (the default), "async-pool-isolate", "async",
-"sequential", "fork" or "prefork"; tests that do not apply to a mode skip
-themselves with skip_in_modes(), saying why.
+"sequential", "fork" or "prefork". A test that does not apply to a mode says
+so with skip_in_modes() or only_in_modes(), and why: ctest leaves it out of
+that mode's run (tests/run_unittest.py); run by hand, it skips.
 
 The daemon binary comes from, in order:
   1. the RAPIDRPCD environment variable (what ctest sets),
@@ -138,14 +139,39 @@ def capacity(args=None):
     return None
 
 
-def skip_in_modes(modes, reason):
-    """Skips a test (or class) when MODE is one of `modes`, saying why."""
+def not_applicable(condition, reason):
+    """Marks a test (or class) that does not apply to this configuration
+    (the serving mode, a sanitizer build) when `condition` holds. ctest's
+    runner (tests/run_unittest.py) leaves it out, so it is neither run nor
+    counted as skipped: what is skipped is what the environment lacks. Run
+    by hand (python3 -m unittest), it skips, saying why."""
+    def mark(test):
+        if not condition:
+            return test
+        test.__rapidrpc_not_applicable__ = reason
+        return unittest.skip(reason)(test)
+    return mark
+
+
+def _modes(modes):
     if isinstance(modes, str):
         modes = (modes,)
     for m in modes:
         if m not in MODES:
             raise ValueError(f"unknown mode {m!r}")
-    return unittest.skipIf(MODE in modes, f"not in --mode {MODE}: {reason}")
+    return modes
+
+
+def skip_in_modes(modes, reason):
+    """A test (or class) that does not apply when MODE is one of `modes`
+    (not_applicable), saying why."""
+    return not_applicable(MODE in _modes(modes), f"not in --mode {MODE}: {reason}")
+
+
+def only_in_modes(modes, reason):
+    """A test (or class) that applies only when MODE is one of `modes`
+    (not_applicable), saying why."""
+    return not_applicable(MODE not in _modes(modes), f"not in --mode {MODE}: {reason}")
 
 
 def expected_failure_in_modes(modes, bug):
