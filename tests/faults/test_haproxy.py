@@ -25,6 +25,7 @@ namespace is needed), each with its admin listener on the same address.
 After each test a normal call on a new connection, through HAProxy and to
 every instance, is answered within 1 s."""
 
+import concurrent.futures
 import csv
 import io
 import json
@@ -113,6 +114,14 @@ class Instance:
     def stop(self):
         if self.daemon is not None and self.daemon.alive():
             self.daemon.stop(timeout=DRAIN_DELAY + harness.STOP_TIMEOUT)
+
+
+def stop_all(instances):
+    """Stops the instances side by side, since each waits out its drain
+    delay; raises the first failure once all have stopped."""
+    with concurrent.futures.ThreadPoolExecutor(len(instances)) as pool:
+        for stopping in [pool.submit(inst.stop) for inst in instances]:
+            stopping.result()
 
 
 class Haproxy:
@@ -208,8 +217,8 @@ class BehindHaproxy(unittest.TestCase):
         self.work = tempfile.mkdtemp(prefix="rapidrpc-haproxy-")
         self.addCleanup(shutil.rmtree, self.work, True)
         self.instances = [Instance(a) for a in ADDRESSES]
+        self.addCleanup(stop_all, self.instances)
         for inst in self.instances:
-            self.addCleanup(inst.stop)
             inst.start()
         self.haproxy = Haproxy(self.instances, self.work)
         self.addCleanup(self.haproxy.stop)
