@@ -33,7 +33,10 @@ if [[ "${1:-}" == "--tsan" ]]; then
   jobs=2  # ThreadSanitizer's tests are the CPU-heavy concurrency ones
   select=(-R '^(registry_test\.|client_test\.ZmqEndpoint|client_loopback_test\.(ClientAsync|ZmqNoServer)|client_zmq_test\.|integration\.test_(concurrency|shutdown|zmq|worker_hosts)$)')
 fi
+start=$SECONDS
 "$root/scripts/setup.sh" "${setup[@]}"
+built=$SECONDS
+echo "test.sh: setup and build took $((built - start)) s"
 build="${RAPIDRPC_BUILD_DIR:-$root/build}"
 # A test that skipped itself for want of a tool or a right is counted by
 # ctest as skipped; the run then fails unless tests/skips.allowed allows
@@ -43,6 +46,7 @@ junit="$build/Testing/junit.xml"
 rm -f "$junit"
 status=0
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --output-junit "$junit" "${select[@]}" "$@" || status=$?
+echo "test.sh: the tests took $((SECONDS - built)) s"
 if [[ -f $junit ]]; then
   python3 "$root/tests/check_skips.py" "$junit" || status=1
 fi
