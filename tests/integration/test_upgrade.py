@@ -15,6 +15,7 @@ This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -27,7 +28,7 @@ import unittest
 import urllib.request
 import xmlrpc.client
 
-from harness import HOST, Daemon, daemon_path, main
+from harness import HOST, Daemon, daemon_path, main, wait_until
 
 SUCCESSOR_RE = re.compile(r"process (\d+) serves now")
 ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
@@ -37,10 +38,28 @@ def rapidrpc_path():
     return os.environ.get("RAPIDRPC") or os.path.join(os.path.dirname(daemon_path()), "rapidrpc")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+def reserved_port():
+    """A socket bound (not listening) to a free port of HOST below the
+    kernel's ephemeral range, where no port-0 bind or outgoing connection
+    of another process lands: a port for a process to bind later, held
+    until the socket is closed just before."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    for _ in range(100):
+        s = socket.socket()
+        try:
+            s.bind((HOST, random.randrange(max(1024, low - 12000), low)))
+            return s
+        except OSError:
+            s.close()
+    raise AssertionError("no free port below the ephemeral range")
+
+
+def calls_total(admin):
+    """The sum of rapidrpc_calls_total over its labels, from /metrics."""
+    with urllib.request.urlopen(f"http://{HOST}:{admin}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return sum(float(v) for v in re.findall(r"^rapidrpc_calls_total\{[^}]*\} (\S+)$", text, re.M))
 
 
 def pid_alive(pid):
@@ -136,7 +155,8 @@ class Upgrade(unittest.TestCase):
                    Bench(url, 8, "-c", "4", "--no-keep-alive", "-P", "jsonrpc")]
         for b in benches:
             b.start()
-        time.sleep(2)
+        # Under load before the upgrade.
+        wait_until(lambda: calls_total(admin) >= 1000, 20, "1000 calls answered before SIGUSR2")
         # A new binary at the path: the successor must be it.
         new_exe = exe + ".new"
         shutil.copy2(daemon_path(), new_exe)
@@ -149,17 +169,18 @@ class Upgrade(unittest.TestCase):
         self.assertEqual(d.wait(25), 0, "the old process did not drain and exit 0:\n"
                          + d.stderr_text())
         self.assertNotIn("(deleted)", os.readlink(f"/proc/{successor}/exe"))
-        time.sleep(1)
-        # A reload under the same load: the successor reads the file again.
+        # The successor under the load (its count starts at 0), then a reload
+        # under the same load: the successor reads the file again.
+        wait_until(lambda: calls_total(admin) >= 1000, 20, "the successor answering calls")
         with open(config, "w") as f:
             f.write('drain-timeout = 20\ndeny-method = ["sample.sum"]\n')
         os.kill(successor, signal.SIGHUP)
-        deadline = time.monotonic() + 10
-        while 'deny-method = ["sample.sum"]' not in d.stderr_since(0):
-            self.assertLess(time.monotonic(), deadline, "the reload was not logged:\n"
-                            + d.stderr_text())
-            time.sleep(0.05)
-        time.sleep(1)
+        wait_until(lambda: 'deny-method = ["sample.sum"]' in d.stderr_since(0), 10,
+                   "the reload logged")
+        # Still under load after the reload.
+        after_reload = calls_total(admin)
+        wait_until(lambda: calls_total(admin) >= after_reload + 1000, 20,
+                   "1000 calls answered after the reload")
         self.assertTrue(pid_alive(successor))
         for b in benches:
             b.join(60)
@@ -181,16 +202,20 @@ class Upgrade(unittest.TestCase):
         work = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, work, True)
         config = os.path.join(work, "rapidrpcd.toml")
-        first, second = free_port(), free_port()
+        # The first port the kernel chooses; the second, which the successor
+        # must bind itself, is held by the test until just before.
         with open(config, "w") as f:
-            f.write(f'host = "{HOST}"\nport = {first}\n')
+            f.write(f'host = "{HOST}"\nport = 0\n')
         d = Daemon(env_args=False)
         d.args = [daemon_path(), "--config", config]
         d.start()
         self.addCleanup(self.stop_all, d)
-        self.assertEqual(d.port, first)
+        first = d.port
+        reserved = reserved_port()
+        second = reserved.getsockname()[1]
         with open(config, "w") as f:
             f.write(f'host = "{HOST}"\nport = {second}\ndeny-method = ["sample.sum"]\n')
+        reserved.close()
         d.send_signal(signal.SIGUSR2)
         self.successors.append(wait_successor(d))
         self.assertEqual(d.wait(20), 0, d.stderr_text())
