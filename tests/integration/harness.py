@@ -29,6 +29,7 @@ import contextlib
 import gzip
 import http.client
 import os
+import random
 import re
 import selectors
 import shlex
@@ -973,3 +974,22 @@ def wait_until(predicate, timeout, what, interval=0.02):
         if time.monotonic() >= deadline:
             raise AssertionError(f"not within {timeout} s: {what} (last: {value!r})")
         time.sleep(interval)
+
+
+def reserve_port_below_ephemeral():
+    """A socket bound (not listening) to a free port of HOST below the
+    kernel's ephemeral port range, where no port-0 bind or outgoing
+    connection of another process lands. For a port that a program must be
+    told before it binds it (one that cannot take port 0 and say which it
+    chose): close the socket just before the program binds the port."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    rng = random.Random()
+    for _ in range(100):
+        s = socket.socket()
+        try:
+            s.bind((HOST, rng.randrange(max(1024, low - 12000), low)))
+            return s
+        except OSError:
+            s.close()
+    raise AssertionError("no free port below the ephemeral range")

@@ -21,7 +21,7 @@ import time
 import unittest
 import xmlrpc.client
 
-from harness import Daemon, daemon_path, main
+from harness import Daemon, daemon_path, main, reserve_port_below_ephemeral
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 UNITS = os.path.join(HERE, "..", "..", "packaging", "systemd")
@@ -62,9 +62,11 @@ class Notify(unittest.TestCase):
                      "no systemd-socket-activate (Debian's systemd package)")
 class SocketActivation(unittest.TestCase):
     def test_serves_the_socket_it_is_handed(self):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        # systemd-socket-activate takes no port 0: the port is held by the
+        # test until just before it binds it, below the ephemeral range.
+        reserved = reserve_port_below_ephemeral()
+        port = reserved.getsockname()[1]
+        reserved.close()
         # --port 1 would need privileges: the handed socket is served instead.
         proc = subprocess.Popen(
             ["systemd-socket-activate", "-l", f"127.0.0.1:{port}", daemon_path(), "--port", "1"],

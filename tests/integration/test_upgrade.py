@@ -15,7 +15,6 @@ This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -28,7 +27,7 @@ import unittest
 import urllib.request
 import xmlrpc.client
 
-from harness import HOST, Daemon, daemon_path, main, wait_until
+from harness import HOST, Daemon, daemon_path, main, reserve_port_below_ephemeral, wait_until
 
 SUCCESSOR_RE = re.compile(r"process (\d+) serves now")
 ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
@@ -36,23 +35,6 @@ ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
 
 def rapidrpc_path():
     return os.environ.get("RAPIDRPC") or os.path.join(os.path.dirname(daemon_path()), "rapidrpc")
-
-
-def reserved_port():
-    """A socket bound (not listening) to a free port of HOST below the
-    kernel's ephemeral range, where no port-0 bind or outgoing connection
-    of another process lands: a port for a process to bind later, held
-    until the socket is closed just before."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        low = int(f.read().split()[0])
-    for _ in range(100):
-        s = socket.socket()
-        try:
-            s.bind((HOST, random.randrange(max(1024, low - 12000), low)))
-            return s
-        except OSError:
-            s.close()
-    raise AssertionError("no free port below the ephemeral range")
 
 
 def calls_total(admin):
@@ -211,7 +193,7 @@ class Upgrade(unittest.TestCase):
         d.start()
         self.addCleanup(self.stop_all, d)
         first = d.port
-        reserved = reserved_port()
+        reserved = reserve_port_below_ephemeral()
         second = reserved.getsockname()[1]
         with open(config, "w") as f:
             f.write(f'host = "{HOST}"\nport = {second}\ndeny-method = ["sample.sum"]\n')
