@@ -29,6 +29,7 @@ void request_reader::start() {
   header_scanned_ = 0;
   line_scanned_ = 0;
   line_done_ = false;
+  version_form_ok_ = false;
   header_consumed_ = 0;
   continue_sent_ = false;
 }
@@ -59,13 +60,33 @@ bool request_reader::header_complete(std::string_view in) {
 // it is whole, so it is there) is within its limit; 414 once it is longer;
 // 400 if it ends in a bare LF, which would otherwise be held until a
 // timeout. Scanning resumes where the last call stopped.
+namespace {
+
+// Whether a request line (without its CRLF) is three parts, method SP
+// target SP HTTP/DIGIT.DIGIT, as RFC 9112 (3) has it: a version Beast then
+// refuses is one not served (505); any other line Beast refuses for its
+// version is malformed (400), such as a target with a space in it, whose
+// second half Beast reads as the version.
+bool version_well_formed(std::string_view line) {
+  const std::size_t first = line.find(' ');
+  const std::size_t last = line.rfind(' ');
+  if (first == std::string_view::npos || line.find(' ', first + 1) != last) return false;
+  const std::string_view v = line.substr(last + 1);
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  return v.size() == 8 && v.starts_with("HTTP/") && digit(v[5]) && v[6] == '.' && digit(v[7]);
+}
+
+}  // namespace
+
 int request_reader::check_request_line(std::string_view in) {
   if (line_done_) return 0;
   const std::size_t with_crlf = max_request_line_bytes_ + 2;
   std::string_view head = in.substr(0, std::min(in.size(), with_crlf));
   if (auto lf = head.find('\n', line_scanned_); lf != std::string_view::npos) {
     line_done_ = true;
-    return lf > 0 && head[lf - 1] == '\r' ? 0 : 400;
+    if (lf == 0 || head[lf - 1] != '\r') return 400;
+    version_form_ok_ = version_well_formed(head.substr(0, lf - 1));
+    return 0;
   }
   line_scanned_ = head.size();
   return in.size() >= with_crlf ? 414 : 0;
@@ -327,7 +348,7 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
     error_status_ = req_.refused != 0                  ? req_.refused
                     : ec == bhttp::error::header_limit ? 431
                     : ec == bhttp::error::body_limit   ? 413
-                    : ec == bhttp::error::bad_version  ? 505
+                    : ec == bhttp::error::bad_version  ? (version_form_ok_ ? 505 : 400)
                                                        : 400;
     parser_.reset();
     return result::error;

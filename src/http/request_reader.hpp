@@ -86,6 +86,7 @@ class request_reader {
   std::size_t header_scanned_ = 0;   // bytes of the input searched for the header's end
   std::size_t line_scanned_ = 0;     // bytes of the input searched for the request line's end
   bool line_done_ = false;           // the request line ended within its limit
+  bool version_form_ok_ = false;     // ...in three parts, the last HTTP/DIGIT.DIGIT
   std::size_t header_consumed_ = 0;  // header bytes Beast took in earlier put() calls
   bool continue_sent_ = false;
   bool direct_ = true;

@@ -182,6 +182,17 @@ TEST(RequestReader, FramingErrors) {
   EXPECT_EQ(feed("POST /RPC2 HTTP/2.0\r\nContent-Length: 0\r\n\r\n", 4).error, 505);
 }
 
+// A version Beast refuses is 505 only in a well-formed request line (RFC
+// 9112, 3): a line of another shape is malformed, 400 (docs/limits.md).
+TEST(RequestReader, MalformedRequestLineIs400NotA505) {
+  const std::string rest = "\r\nHost: h\r\nContent-Length: 0\r\n\r\n";
+  for (std::size_t step : {1u, 4u, 4096u}) {
+    EXPECT_EQ(feed("POST /RP C2 HTTP/1.1" + rest, step).error, 400) << step;
+    EXPECT_EQ(feed("POST /RPC2 HTTP/1.1x" + rest, step).error, 400) << step;
+    EXPECT_EQ(feed("POST /RPC2 HTTP/9.9" + rest, step).error, 505) << step;
+  }
+}
+
 TEST(RequestReader, RequestLineLimitIs414AtEveryReadSize) {
   const std::string line = "POST /RPC2 HTTP/1.1";  // 19 bytes
   for (std::size_t step : {1u, 2u, 5u, 19u, 21u, 64u, 4096u}) {
