@@ -388,8 +388,9 @@ void access_log::run() {
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || reopen_ || !queue_.empty(); });
+      // queued_bytes_ keeps counting the batch taken until it is written:
+      // what waits for the disk is the queue and the batch both.
       batch.swap(queue_);
-      queued_bytes_ = 0;
       reopen = reopen_;
       reopen_ = false;
       stop = stop_;
@@ -413,7 +414,11 @@ void access_log::run() {
                      path_.c_str());
       }
     }
-    for (auto& b : batch) write_all(b);
+    for (auto& b : batch) {
+      write_all(b);
+      std::lock_guard lock(mutex_);
+      queued_bytes_ -= b.size();
+    }
     batch.clear();
     if (dropped != 0) {
       overflowed_ += dropped;
