@@ -141,11 +141,14 @@ class Exposition(unittest.TestCase):
     def test_calls_counted_exactly_while_scraped(self):
         before = scrape(self.admin)
         stop = threading.Event()
-        scrapes = []
+        scrapes, errors = [], []
 
         def scraper():
-            while not stop.is_set():
-                scrapes.append(scrape(self.admin))  # each one parses
+            try:
+                while not stop.is_set():
+                    scrapes.append(scrape(self.admin))  # each one parses
+            except Exception as err:  # noqa: BLE001 - fails the test below
+                errors.append(err)
 
         t = threading.Thread(target=scraper)
         t.start()
@@ -159,6 +162,7 @@ class Exposition(unittest.TestCase):
             stop.set()
             t.join(30)
         after = scrape(self.admin)
+        self.assertEqual(errors, [], "a scrape during the calls failed")
         self.assertGreater(len(scrapes), 0)
         self.assertEqual(calls(after, "xmlrpc", "sample.add") - calls(before, "xmlrpc", "sample.add"),
                          40)
@@ -227,7 +231,10 @@ class Readiness(unittest.TestCase):
             result = {}
 
             def slow_call():
-                result["value"] = xmlrpc.client.ServerProxy(d.url).sleep(2)
+                try:
+                    result["value"] = xmlrpc.client.ServerProxy(d.url).sleep(2)
+                except Exception as err:  # noqa: BLE001 - fails the test below
+                    result["error"] = err
 
             t = threading.Thread(target=slow_call)
             t.start()
@@ -245,7 +252,7 @@ class Readiness(unittest.TestCase):
                 time.sleep(0.05)
             t.join(30)
             self.assertEqual(d.wait(20), 0)
-            self.assertIn("value", result, "the call in flight did not finish")
+            self.assertIn("value", result, f"the call in flight did not finish: {result}")
             self.assertGreater(len(answers), 5, answers)
             # 503 from the first answer after SIGTERM (the call keeps the
             # process up for about 2 s) until the listener closed.
