@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 extern char** environ;
 
@@ -18,6 +19,8 @@ namespace rapidrpcd {
 namespace {
 
 constexpr const char* ready_variable = "RAPIDRPCD_UPGRADE_FD";
+// How long a successor that did not serve gets to end before SIGKILL.
+constexpr std::chrono::seconds end_grace{5};
 
 bool starts_with(const char* s, std::string_view prefix) {
   return std::strncmp(s, prefix.data(), prefix.size()) == 0;
@@ -145,8 +148,22 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
                  static_cast<int>(pid), static_cast<long long>(timeout.count()));
     ::kill(pid, SIGTERM);
   }
+  // It is given a few seconds to end (of SIGTERM, or of its own accord once
+  // its end of the pipe closed), then killed: this thread takes the stop
+  // signals, so waiting on a process that ignores SIGTERM, or that closed
+  // the pipe and lives on, would leave this one unable to stop or upgrade.
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  const auto kill_at = std::chrono::steady_clock::now() + end_grace;
+  pid_t reaped = 0;
+  while ((reaped = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < kill_at)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (reaped == 0) {
+    std::fprintf(stderr, "rapidrpcd: upgrade: process %d did not end within %lld s; killing it\n",
+                 static_cast<int>(pid), static_cast<long long>(end_grace.count()));
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
   if (WIFEXITED(status))
     std::fprintf(stderr, "rapidrpcd: upgrade: process %d (%s) exited with status %d\n",
                  static_cast<int>(pid), exe.c_str(), WEXITSTATUS(status));
