@@ -33,6 +33,7 @@ import signal
 import struct
 import sys
 import traceback
+import typing
 import xmlrpc.client
 
 MAX_FRAME = 64 * 1024 * 1024  # as the host's max_worker_frame_bytes
@@ -161,6 +162,27 @@ def dispatched_methods(instance, dispatch):
     return methods
 
 
+def type_name(annotation, namespace):
+    """The XML-RPC type of an annotation (TYPE_NAMES), "undef" if none. A
+    string annotation (every one under `from __future__ import annotations`)
+    is read in the function's module, as typing.get_type_hints() reads it; a
+    parameterized type counts as its origin: `list[int]` is a list."""
+    if annotation is inspect.Signature.empty:
+        return "undef"
+    for _ in range(2):  # "float", and '"float"' under the __future__ import
+        if not isinstance(annotation, str):
+            break
+        try:
+            annotation = eval(annotation, namespace)  # noqa: S307 - the module's own code
+        except Exception:  # noqa: BLE001 - a name it cannot resolve is no known type
+            return "undef"
+    annotation = typing.get_origin(annotation) or annotation
+    try:
+        return TYPE_NAMES.get(annotation, "undef")
+    except TypeError:  # an unhashable annotation, such as [int]
+        return "undef"
+
+
 def signature_of(f):
     """(help, signature list or [], param names, min, max or -1)."""
     help_text = inspect.getdoc(f) or ""
@@ -181,10 +203,9 @@ def signature_of(f):
         p.annotation is not p.empty for p in sig.parameters.values())
     types = []
     if annotated and most != -1:
-        def name_of(a):
-            return "undef" if a is inspect.Signature.empty else TYPE_NAMES.get(a, "undef")
-        types = [name_of(sig.return_annotation)] + [
-            name_of(sig.parameters[n].annotation) for n in names]
+        namespace = getattr(inspect.unwrap(f), "__globals__", {})
+        types = [type_name(sig.return_annotation, namespace)] + [
+            type_name(sig.parameters[n].annotation, namespace) for n in names]
     return help_text, types, names if most != -1 else [], required, most
 
 

@@ -10,7 +10,9 @@
   `datetime.datetime` dateTime.iso8601, `list` and `tuple` array, `dict`
   struct, `None` nil, anything else undef; a parameter left without an
   annotation in an annotated function is undef, and a function with
-  `*args` has no signature ("undef").
+  `*args` has no signature ("undef"); the same types written as strings
+  (`from __future__ import annotations`) and parameterized (`list[int]`)
+  give the same, and a name the module does not define is undef.
 
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
@@ -108,21 +110,62 @@ EXPECTED = {
 }
 
 
+# The same types written as strings: every annotation is one under
+# `from __future__ import annotations`, and some are one anyway.
+STRINGS = textwrap.dedent('''\
+    from __future__ import annotations
+
+    import datetime
+
+
+    def g_int(a: int, b: "float") -> int:
+        return a
+
+
+    def g_when(a: datetime.datetime, b: bytes) -> None:
+        return None
+
+
+    def g_generic(a: list[int], b: tuple[int, ...], c: dict[str, int]) -> dict:
+        return {}
+
+
+    def g_unresolved(a: NoSuchName, b: "bool") -> bool:  # noqa: F821
+        return True
+    ''')
+
+EXPECTED_STRINGS = {
+    "g_int": [["int", "int", "double"]],
+    "g_when": [["nil", "dateTime.iso8601", "base64"]],
+    "g_generic": [["struct", "array", "array", "struct"]],
+    "g_unresolved": [["boolean", "undef", "boolean"]],
+}
+
+
 class Signatures(unittest.TestCase):
-    def test_each_annotation_type_gives_its_xmlrpc_type(self):
+    def signatures(self, module, source, expected):
+        """system.methodSignature of every name in `expected`, with `source`
+        served as `module`; the names listed are those of `expected`."""
         with tempfile.TemporaryDirectory(prefix="rapidrpc-typed-") as tmp:
-            with open(os.path.join(tmp, "typed.py"), "w") as f:
-                f.write(TYPED)
-            with running_daemon("--python", "typed", "--python-path", tmp, "--workers", "1",
+            with open(os.path.join(tmp, f"{module}.py"), "w") as f:
+                f.write(source)
+            with running_daemon("--python", module, "--python-path", tmp, "--workers", "1",
                                 env_args=False) as d:
                 with d.proxy() as p:
                     listed = p.system.listMethods()
-                    got = {name: p.system.methodSignature(name) for name in EXPECTED}
+                    got = {name: p.system.methodSignature(name) for name in expected}
                     # The methods are served too (the table is not all there is).
-                    self.assertEqual(p.f_float(2.5), 2.5)
-                    self.assertEqual(p.f_bytes(b"\x00\xff"), b"\x00\xff")
-                self.assertEqual(sorted(m for m in listed if m.startswith("f_")), sorted(EXPECTED))
-                self.assertEqual(got, EXPECTED)
+                    self.assertEqual(p.echo_first(2.5), 2.5)
+        self.assertEqual(sorted(m for m in listed if m[:2] in ("f_", "g_")), sorted(expected))
+        self.assertEqual(got, expected)
+
+    def test_each_annotation_type_gives_its_xmlrpc_type(self):
+        self.signatures("typed", TYPED + "\n\ndef echo_first(a, *rest):\n    return a\n",
+                        EXPECTED)
+
+    def test_string_annotations_are_read_in_the_module(self):
+        self.signatures("strings", STRINGS + "\n\ndef echo_first(a, *rest):\n    return a\n",
+                        EXPECTED_STRINGS)
 
 
 WRAPPER = textwrap.dedent('''\
