@@ -90,6 +90,10 @@ TYPED = textwrap.dedent('''\
 
     def f_bare(a, b):
         return a
+
+
+    def f_odd(a: [int]) -> int:  # an annotation that is no type (nor hashable)
+        return 0
     ''')
 
 EXPECTED = {
@@ -107,6 +111,7 @@ EXPECTED = {
     "f_mixed": [["string", "int", "undef", "double"]],
     "f_varargs": "undef",
     "f_bare": "undef",
+    "f_odd": [["int", "undef"]],
 }
 
 
