@@ -100,7 +100,7 @@ class SecondSignal(unittest.TestCase):
             f.write("drain-timeout = 20\n")
         d = Daemon("--config", config, "--admin", f"{HOST}:0", env_args=False).start()
         self.addCleanup(d.kill)
-        call = SlowCall(d, 2)
+        call = SlowCall(d, 3)
         wait_until(lambda: calls_in_flight(d) == 1, 10, "the call in flight")
         d.send_signal(signal.SIGTERM)
         wait_until(lambda: STOP_LOGGED in d.stderr_text(), 10, "the drain logged")
@@ -108,6 +108,8 @@ class SecondSignal(unittest.TestCase):
             f.write('drain-timeout = 20\ndeny-method = ["sample.sum"]\n')
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR2, signal.SIGHUP, signal.SIGTERM):
             d.send_signal(sig)
+        # The signals came during the drain: the call was still running.
+        self.assertTrue(call.is_alive(), "the call ended before the second signals were sent")
         self.assertEqual(d.wait(20), 0, d.diagnostics())
         call.join(30)
         self.assertIsNone(call.error, f"the call in flight: {call.error!r}\n{d.diagnostics()}")
