@@ -48,7 +48,8 @@ enum class date_format : std::uint8_t {
 /// microsecond 0..999999.
 bool is_valid(const date_time& t) noexcept;
 
-/// Reads either form of date_format, with every field in range (is_valid),
+/// Reads either form of date_format, or ISO 8601's basic form without
+/// colons ("YYYYMMDDTHHMMSS"), with every field in range (is_valid),
 /// and a fraction of 1 to 6 digits after a '.' if there is one. No time
 /// zone: a 'Z' or an offset is refused, not dropped. `out` is set only on
 /// success.

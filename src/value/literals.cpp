@@ -184,24 +184,32 @@ bool parse_date_time(std::string_view text, date_time& out) noexcept {
     for (std::size_t i = digits.size(); i < 6; ++i) microsecond *= 10;
     text = text.substr(0, dot);
   }
-  // Offsets of the fields in the basic (17 chars) and extended (19 chars) forms.
-  bool extended = false;
+  // The fields of the three forms: XML-RPC's YYYYMMDDTHH:MM:SS (17 chars),
+  // ISO 8601's basic YYYYMMDDTHHMMSS (15, which some clients send) and
+  // extended YYYY-MM-DDTHH:MM:SS (19). The date's and the time's
+  // separators are not mixed across forms.
+  bool extended = false;    // '-' in the date
+  bool time_colons = true;  // ':' in the time
   if (text.size() == 19) {
     extended = true;
     if (text[4] != '-' || text[7] != '-') return false;
+  } else if (text.size() == 15) {
+    time_colons = false;
   } else if (text.size() != 17) {
     return false;
   }
   const char* s = text.data();
   const std::size_t t_at = extended ? 10 : 8;
-  if (s[t_at] != 'T' || s[t_at + 3] != ':' || s[t_at + 6] != ':') return false;
+  const std::size_t step = time_colons ? 3 : 2;  // from one time field to the next
+  if (s[t_at] != 'T') return false;
+  if (time_colons && (s[t_at + 3] != ':' || s[t_at + 6] != ':')) return false;
   const int century = two_digits(s);
   const int year_in_century = two_digits(s + 2);
   const int month = two_digits(s + (extended ? 5 : 4));
   const int day = two_digits(s + (extended ? 8 : 6));
   const int hour = two_digits(s + t_at + 1);
-  const int minute = two_digits(s + t_at + 4);
-  const int second = two_digits(s + t_at + 7);
+  const int minute = two_digits(s + t_at + 1 + step);
+  const int second = two_digits(s + t_at + 1 + 2 * step);
   if (century < 0 || year_in_century < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 ||
       second < 0) {
     return false;

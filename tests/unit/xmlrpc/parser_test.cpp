@@ -364,7 +364,15 @@ std::vector<bad_case> bad_cases() {
       {"dateTime.iso8601", "20240101T00:00:00.1234567", bad_date},
       {"dateTime.iso8601", "20240101T00:00:00.", bad_date},
       {"dateTime.iso8601", "2024-01-01 00:00:00", bad_date},
-      {"dateTime.iso8601", "20240101T000000", bad_date},
+      {"dateTime.iso8601", "20240230T000000", bad_date},    // basic form, no such day
+      {"dateTime.iso8601", "20240101T240000", bad_date},    // basic form, hour 24
+      {"dateTime.iso8601", "20240101T00000Z", bad_date},    // basic form, a zone
+      {"dateTime.iso8601", "2024-01-01T000000", bad_date},  // separators of two forms
+      {"dateTime.iso8601", "20240101T00:0000", bad_date},
+      {"dateTime.iso8601", "20240101T0000:00", bad_date},
+      {"dateTime.iso8601", "2024-01-01T00:00", bad_date},
+      {"dateTime.iso8601", "2024-01-0100:00:00", bad_date},
+      {"dateTime.iso8601", "2024-01-01t00:00:00", bad_date},
       {"dateTime.iso8601", "2024-0101T00:00:00", bad_date},
       {"dateTime.iso8601", " 20240101T00:00:00", bad_date},
       {"dateTime.iso8601", "2024010AT00:00:00", bad_date},
