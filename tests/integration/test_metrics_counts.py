@@ -14,7 +14,9 @@
   1 and 2 as hosts connect, and back to 1 and 0 as one stops (SIGTERM) and
   the other is killed (SIGKILL).
 
-Counters are read with prometheus_client's parser; a count that comes
+The reasons and causes exposed, and those docs/operations.md lists, are
+the ones this file provokes. Counters are read with prometheus_client's
+parser; a count that comes
 about in its own time (a worker replaced, a host dropped) is polled for
 with a deadline, then every figure is checked exactly.
 
@@ -51,6 +53,19 @@ REASONS = ("bad_request", "auth", "allowlist", "not_found", "method_not_allowed"
            "unsupported_encoding", "expectation_failed", "header_too_large", "connections",
            "method_denied", "invalid_request")
 CAUSES = ("crash", "idle_death", "timeout", "protocol", "max_requests")
+
+
+OPERATIONS_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                             "operations.md")
+
+
+def documented_labels(metric):
+    """The label values docs/operations.md's table of metrics lists for
+    `metric`: the plain lower-case words in backquotes on its row."""
+    with open(OPERATIONS_MD) as f:
+        row = next(line for line in f if line.startswith(f"| `{metric}`"))
+    words = re.findall(r"`([a-z_]+)`", row)
+    return set(words) - {metric, "reason", "cause"}
 
 
 def start(*args):
@@ -122,6 +137,23 @@ def basic(user, password):
 
 
 # -- rejections ----------------------------------------------------------------
+
+class Labels(unittest.TestCase):
+    def test_the_labels_exposed_are_the_documented_ones_and_all_tested_here(self):
+        d, admin = start()
+        try:
+            samples = scrape(admin)
+        finally:
+            d.stop()
+
+        def exposed(name, label):
+            return {dict(k[1])[label] for k in samples if k[0] == name}
+
+        self.assertEqual(exposed("rapidrpc_rejections_total", "reason"), set(REASONS))
+        self.assertEqual(documented_labels("rapidrpc_rejections_total"), set(REASONS))
+        self.assertEqual(exposed("rapidrpc_worker_restarts_total", "cause"), set(CAUSES))
+        self.assertEqual(documented_labels("rapidrpc_worker_restarts_total"), set(CAUSES))
+
 
 class Rejections(unittest.TestCase):
     maxDiff = None
