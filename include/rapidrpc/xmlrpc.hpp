@@ -2,10 +2,12 @@
 // values. It does no I/O: bytes in, values out; values in, bytes out.
 //
 // Parsing is strict (see docs/limits.md and docs/design.md): well-formed
-// UTF-8 XML only, no DOCTYPE, `<int>`/`<i4>`/`<i8>` in range with an optional
-// sign and no spaces, `<boolean>` 0 or 1, finite `<double>`, canonical base64,
-// dates as YYYYMMDDTHH:MM:SS (or YYYY-MM-DDTHH:MM:SS). The nil and i8
-// extensions are accepted with or without the Apache `ex:` prefix.
+// XML in UTF-8, UTF-16 or a single-byte character set (ISO-8859-1,
+// windows-1252, ...; values come out as UTF-8, and the writers write UTF-8),
+// no DOCTYPE, `<int>`/`<i4>`/`<i8>` in range with an optional sign and no
+// spaces, `<boolean>` 0 or 1, finite `<double>`, canonical base64, dates as
+// YYYYMMDDTHH:MM:SS (or YYYYMMDDTHHMMSS, YYYY-MM-DDTHH:MM:SS). The nil and
+// i8 extensions are accepted with or without the Apache `ex:` prefix.
 //
 // Threading: a parser object is used by one thread at a time; the free
 // functions are safe to call from any thread.

@@ -11,6 +11,20 @@
 //   the same events, in the same order, that expat would report.
 // - Chunks (feed/finish) go to an expat push parser.
 //
+// Encodings: a document is UTF-8 unless its first bytes say UTF-16 (a byte
+// order mark, or a NUL in either of the first two bytes, as expat and XML's
+// appendix F read them) or its XML declaration names another encoding. The
+// first bytes are held back until that is known (a few dozen at most), so
+// the encoding is settled before expat sees a byte: expat reads UTF-8,
+// UTF-16, ISO-8859-1 and US-ASCII itself (told which when the declaration
+// spells it otherwise, "utf8"), and other single-byte character sets through
+// tables built with iconv (charset.hpp). Each byte is checked against the
+// encoding before expat reads it, so a byte that is no character of the
+// declared encoding is fault -32701 naming the encoding, whatever the rest
+// of the document holds after it. The values are UTF-8 either way: expat
+// hands on UTF-8. The direct scanner reads UTF-8 only (an XML declaration
+// naming "UTF-8" or none) and leaves every other document to expat.
+//
 // Each open element is a frame on an explicit stack; frames of <value>,
 // <array>, <data>, <struct> and <member> point at the value being built, so
 // arrays and structs are filled in place as their children arrive. Text of
@@ -19,12 +33,15 @@
 
 #include <rapidrpc/literals.hpp>
 
+#include "charset.hpp"
+
 #include <expat.h>
 
 #include <array>
 #include <bit>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -259,7 +276,18 @@ struct parser::impl {
   std::string_view base64_in_place;
   std::size_t elements = 0;
   std::size_t depth = 0;  // open <array>/<struct>
-  std::size_t bytes_seen = 0;
+
+  // The document's encoding (see the top of this file).
+  enum class encoding : std::uint8_t { unknown, utf8, utf16_le, utf16_be, single_byte };
+  encoding enc = encoding::unknown;
+  std::string head;        // the first bytes, held until the encoding is known
+  std::string declared;    // the encoding the XML declaration names, as spelled
+  bool utf8_mark = false;  // the document starts with a UTF-8 BOM
+  const detail::byte_table* checked_by = nullptr;  // single_byte with bytes that are no character
+  std::uint64_t handed_on = 0;                     // bytes given to expat (or refused) so far
+  int odd_byte = -1;                               // UTF-16: the first byte of a unit
+  std::uint64_t high_surrogate_at = 0;             // UTF-16: where an unpaired high surrogate is
+  bool high_surrogate = false;
   bool failed = false;
   bool finished = false;
   bool expat_used = false;  // expat has read part of a document since its reset
@@ -292,6 +320,7 @@ struct parser::impl {
     XML_SetXmlDeclHandler(xp, &on_xml_decl);
     XML_SetStartDoctypeDeclHandler(xp, &on_doctype);
     XML_SetEntityDeclHandler(xp, &on_entity_decl);
+    XML_SetUnknownEncodingHandler(xp, &on_unknown_encoding, this);
   }
 
   void reset() {
@@ -305,7 +334,14 @@ struct parser::impl {
     if (text.capacity() > (std::size_t{1} << 20))
       std::string().swap(text);  // don't pin a huge buffer
     text.clear();
-    elements = depth = bytes_seen = 0;
+    elements = depth = 0;
+    enc = encoding::unknown;
+    head.clear();
+    declared.clear();
+    utf8_mark = high_surrogate = false;
+    checked_by = nullptr;
+    handed_on = high_surrogate_at = 0;
+    odd_byte = -1;
     failed = finished = direct = false;
     error = {};
     if (decoded.capacity() > (std::size_t{1} << 20)) std::string().swap(decoded);
@@ -336,16 +372,204 @@ struct parser::impl {
     return false;
   }
 
-  // Only UTF-8 (or its subset US-ASCII): a document starting with a UTF-16 or
-  // UTF-32 byte order mark or with a NUL byte (UTF-16/32 without a mark) is
-  // refused before expat would switch to that encoding.
-  bool check_leading_bytes(std::string_view chunk) {
-    for (std::size_t i = 0; bytes_seen < 2 && i < chunk.size(); ++i, ++bytes_seen) {
-      const auto b = static_cast<unsigned char>(chunk[i]);
-      if (b == 0x00 || (bytes_seen == 0 && (b == 0xFE || b == 0xFF))) {
-        fail(fault_code::unsupported_encoding, "only UTF-8 documents are supported");
-        return false;
+  // --- the document's encoding ---------------------------------------------
+
+  enum class sniffed : std::uint8_t { need_more, known, refused };
+
+  // Settles the encoding from the document's first bytes `b` (all of them
+  // when `at_end`): need_more until they are enough to know. Tells expat
+  // the encoding where the declaration's spelling is not one it knows.
+  sniffed sniff(std::string_view b, bool at_end) {
+    const auto at = [b](std::size_t i) { return static_cast<unsigned char>(b[i]); };
+    if (b.size() < 2) {
+      if (!at_end) return sniffed::need_more;
+      enc = encoding::utf8;
+      return sniffed::known;
+    }
+    // UTF-16, as expat and XML's appendix F see it: a byte order mark, or
+    // a NUL in the first two bytes (every document starts with ASCII).
+    if ((at(0) == 0xFE && at(1) == 0xFF) || (at(0) == 0xFF && at(1) == 0xFE) || at(0) == 0 ||
+        at(1) == 0) {
+      const bool big_endian = at(0) == 0xFE || at(0) == 0;
+      const bool marked = at(0) == 0xFE || at(0) == 0xFF;
+      enc = big_endian ? encoding::utf16_be : encoding::utf16_le;
+      // The declaration's spelling of UTF-16 does not matter (xml_decl()
+      // checks it is one).
+      tell_expat(marked ? "UTF-16" : big_endian ? "UTF-16BE" : "UTF-16LE");
+      return sniffed::known;
+    }
+    std::size_t start = 0;
+    if (at(0) == 0xEF) {
+      if (b.size() < 3 && !at_end) return sniffed::need_more;
+      if (b.size() >= 3 && at(1) == 0xBB && at(2) == 0xBF) {
+        start = 3;
+        utf8_mark = true;
       }
+    }
+    const std::string_view rest = b.substr(start);
+    constexpr std::string_view open_decl = "<?xml";
+    if (rest.size() <= open_decl.size()) {
+      if (!at_end && open_decl.starts_with(rest)) return sniffed::need_more;
+      enc = encoding::utf8;
+      return sniffed::known;
+    }
+    if (!rest.starts_with(open_decl) || !is_space(rest[open_decl.size()])) {
+      enc = encoding::utf8;  // no declaration: UTF-8
+      return sniffed::known;
+    }
+    const std::size_t close = rest.find('>');
+    if (close == std::string_view::npos) {
+      if (!at_end) return sniffed::need_more;
+      enc = encoding::utf8;  // (not well-formed: expat says so)
+      return sniffed::known;
+    }
+    declared = declared_encoding(rest.substr(0, close));
+    if (declared.empty()) {
+      enc = encoding::utf8;
+      return sniffed::known;
+    }
+    detail::charset c = detail::find_charset(declared);
+    if (utf8_mark && c.kind != detail::charset_kind::utf8) {
+      fail(fault_code::unsupported_encoding,
+           "the document has a UTF-8 byte order mark but declares encoding " +
+               detail::quoted_encoding(declared));
+      return sniffed::refused;
+    }
+    switch (c.kind) {
+      case detail::charset_kind::utf8:
+        enc = encoding::utf8;
+        if (!same_ignoring_case(declared, "UTF-8")) tell_expat("UTF-8");
+        return sniffed::known;
+      case detail::charset_kind::utf16:
+        fail(fault_code::unsupported_encoding,
+             "the document declares encoding " + detail::quoted_encoding(declared) +
+                 " but is not UTF-16 (it starts with neither a byte order mark nor a NUL byte)");
+        return sniffed::refused;
+      case detail::charset_kind::single_byte:
+        // expat reads ISO-8859-1 and US-ASCII itself; it asks
+        // on_unknown_encoding() for the table of any other name.
+        enc = encoding::single_byte;
+        checked_by = c.table->complete ? nullptr : c.table;
+        return sniffed::known;
+      case detail::charset_kind::unsupported:
+        break;
+    }
+    fail(fault_code::unsupported_encoding, std::move(c.refusal));
+    return sniffed::refused;
+  }
+
+  // The value of the encoding pseudo-attribute in `decl` ("<?xml ..." up to
+  // its '>'), or "" (none, or not read: expat then says what it is).
+  static std::string declared_encoding(std::string_view decl) {
+    constexpr std::string_view word = "encoding";
+    for (std::size_t at = decl.find(word); at != std::string_view::npos;
+         at = decl.find(word, at + 1)) {
+      if (!is_space(decl[at - 1])) continue;  // ("<?xml" is before it)
+      const char* p = decl.data() + at + word.size();
+      std::string_view v;
+      if (scan_attribute_value(p, decl.data() + decl.size(), v)) return std::string(v);
+      return {};
+    }
+    return {};
+  }
+
+  static bool same_ignoring_case(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      char c = a[i];
+      char d = b[i];
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      if (d >= 'a' && d <= 'z') d = static_cast<char>(d - 'a' + 'A');
+      if (c != d) return false;
+    }
+    return true;
+  }
+
+  // Before expat's first byte: read the document as `name` whatever its
+  // declaration says.
+  void tell_expat(const char* name) {
+    expat_used = true;  // reset() must clear it even if no byte follows
+    XML_SetEncoding(xp, name);
+  }
+
+  // Gives `bytes` (the next of the document) to expat after checking them
+  // against the encoding: expat reads the bytes before one that is no
+  // character of it (its error there stands), then the encoding's fault.
+  bool hand_on(std::string_view bytes) {
+    std::size_t good = bytes.size();
+    std::string why;
+    if (checked_by != nullptr) {
+      good = first_undefined(bytes);
+      if (good != bytes.size()) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(bytes[good]));
+        why = std::string("byte ") + hex + " at offset " + std::to_string(handed_on + good);
+      }
+    } else if (enc == encoding::utf16_le || enc == encoding::utf16_be) {
+      good = check_utf16(bytes, why);
+    }
+    if (good != 0 && !parse(bytes.data(), good, false)) return false;
+    handed_on += good;
+    if (why.empty()) return true;
+    return not_valid(why);
+  }
+
+  bool not_valid(const std::string& why) {
+    const std::string name = checked_by != nullptr ? detail::quoted_encoding(declared) : "UTF-16";
+    fail(fault_code::unsupported_encoding, "the document is not valid " + name + " (" + why + ")");
+    return false;
+  }
+
+  // The offset in `bytes` of the first that the single-byte encoding leaves
+  // undefined, or bytes.size().
+  std::size_t first_undefined(std::string_view bytes) const noexcept {
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      if (checked_by->chars[static_cast<unsigned char>(bytes[i])] < 0) return i;
+    }
+    return bytes.size();
+  }
+
+  // UTF-16: surrogates come in pairs, high then low. Returns how many of
+  // `bytes` come before the unit where a pair is broken (all of them if
+  // none is), with `why` set when one is. A unit may be split across
+  // calls.
+  std::size_t check_utf16(std::string_view bytes, std::string& why) {
+    const bool big = enc == encoding::utf16_be;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      const auto b = static_cast<unsigned char>(bytes[i]);
+      if (odd_byte < 0) {
+        odd_byte = b;
+        continue;
+      }
+      const unsigned unit = big ? (static_cast<unsigned>(odd_byte) << 8) | b
+                                : (static_cast<unsigned>(b) << 8) | static_cast<unsigned>(odd_byte);
+      odd_byte = -1;
+      const std::uint64_t unit_at = handed_on + i - 1;  // (may be in the previous call's bytes)
+      const std::size_t unit_start = i == 0 ? 0 : i - 1;
+      const bool low = unit >= 0xDC00 && unit <= 0xDFFF;
+      if (high_surrogate) {
+        high_surrogate = false;
+        if (!low) {
+          why = "unpaired surrogate at offset " + std::to_string(high_surrogate_at);
+          return unit_start;
+        }
+      } else if (low) {
+        why = "unpaired surrogate at offset " + std::to_string(unit_at);
+        return unit_start;
+      } else if (unit >= 0xD800 && unit <= 0xDBFF) {
+        high_surrogate = true;
+        high_surrogate_at = unit_at;
+      }
+    }
+    return bytes.size();
+  }
+
+  // At the end of the document: no UTF-16 unit or pair left half read.
+  bool check_end() {
+    if (enc != encoding::utf16_le && enc != encoding::utf16_be) return true;
+    if (odd_byte >= 0) return not_valid("an odd number of bytes");
+    if (high_surrogate) {
+      return not_valid("unpaired surrogate at offset " + std::to_string(high_surrogate_at));
     }
     return true;
   }
@@ -402,6 +626,21 @@ struct parser::impl {
   static void XMLCALL on_xml_decl(void* self, const XML_Char*, const XML_Char* encoding, int) {
     guarded(self, [&](impl& m) { m.xml_decl(encoding); });
   }
+  // expat's question about an encoding it does not know: the table sniff()
+  // found for the declaration (expat asks only about that name).
+  static int XMLCALL on_unknown_encoding(void* self, const XML_Char* name, XML_Encoding* info) {
+    const auto& m = *static_cast<impl*>(self);
+    if (m.enc != encoding::single_byte || name == nullptr || m.declared != name) {
+      return XML_STATUS_ERROR;
+    }
+    const detail::charset c = detail::find_charset(m.declared);
+    if (c.kind != detail::charset_kind::single_byte) return XML_STATUS_ERROR;
+    for (std::size_t i = 0; i < 256; ++i) info->map[i] = c.table->chars[i];
+    info->data = nullptr;
+    info->convert = nullptr;
+    info->release = nullptr;
+    return XML_STATUS_OK;
+  }
   static void XMLCALL on_doctype(void* self, const XML_Char*, const XML_Char*, const XML_Char*,
                                  int) {
     guarded(self, [](impl& m) { m.fail(fault_code::parse_error, "a DOCTYPE is not allowed"); });
@@ -414,20 +653,19 @@ struct parser::impl {
     });
   }
 
-  void xml_decl(const char* encoding) {
-    if (failed || encoding == nullptr) return;
-    auto same = [encoding](std::string_view name) {
-      if (std::strlen(encoding) != name.size()) return false;
-      for (std::size_t i = 0; i < name.size(); ++i) {
-        char c = encoding[i];
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-        if (c != name[i]) return false;
+  // The declaration as expat read it: what sniff() read, or, in a UTF-16
+  // document (where sniff() reads no declaration), a spelling of UTF-16.
+  void xml_decl(const char* encoding_name) {
+    if (failed) return;
+    const std::string_view name = encoding_name != nullptr ? encoding_name : "";
+    if (enc == encoding::utf16_le || enc == encoding::utf16_be) {
+      if (!name.empty() && detail::find_charset(name).kind != detail::charset_kind::utf16) {
+        fail(fault_code::unsupported_encoding,
+             "the document is UTF-16 but declares encoding " + detail::quoted_encoding(name));
       }
-      return true;
-    };
-    if (!same("UTF-8") && !same("US-ASCII")) {
-      fail(fault_code::unsupported_encoding, "only UTF-8 documents are supported");
+      return;
     }
+    if (name != declared) fail(fault_code::parse_error, "the XML declaration could not be read");
   }
 
   void characters(std::string_view s) {
@@ -1090,13 +1328,31 @@ bool parser::feed(std::string_view chunk) {
     m.error = {fault_code::parse_error, "data after the end of the document"};
     return false;
   }
-  if (!m.check_leading_bytes(chunk)) return false;
-  return m.parse(chunk.data(), chunk.size(), false);
+  if (m.enc != impl::encoding::unknown) return m.hand_on(chunk);
+  // The first bytes: held until they say the encoding.
+  std::string_view first = chunk;
+  if (!m.head.empty()) {
+    m.head.append(chunk);
+    first = m.head;
+  }
+  switch (m.sniff(first, false)) {
+    case impl::sniffed::need_more:
+      if (m.head.empty()) m.head.assign(chunk);
+      return true;
+    case impl::sniffed::refused:
+      return false;
+    case impl::sniffed::known:
+      break;
+  }
+  if (m.head.empty()) return m.hand_on(chunk);
+  const std::string held = std::move(m.head);
+  m.head.clear();
+  return m.hand_on(held);
 }
 
 bool parser::parse(std::string_view document) {
   impl& m = *impl_;
-  if (!m.failed && !m.finished && !m.expat_used && m.elements == 0) {
+  if (!m.failed && !m.finished && !m.expat_used && m.elements == 0 && m.head.empty()) {
     bool accepted = false;
     try {
       accepted = m.scan(document);
@@ -1115,6 +1371,13 @@ bool parser::finish() {
   impl& m = *impl_;
   if (m.failed) return false;
   if (m.finished) return true;
+  if (m.enc == impl::encoding::unknown) {  // a document too short to say
+    if (m.sniff(m.head, true) == impl::sniffed::refused) return false;
+    const std::string held = std::move(m.head);
+    m.head.clear();
+    if (!m.hand_on(held)) return false;
+  }
+  if (!m.check_end()) return false;
   if (!m.parse(nullptr, 0, true)) return false;
   m.finished = true;
   return true;

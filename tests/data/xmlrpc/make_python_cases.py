@@ -37,6 +37,21 @@ CALLS = [
     ("method-name-chars", "a.b:c/d_E9", (1,), "[1]"),
 ]
 
+ENCODED = [
+    # encoding, the text sent, the text expected (written out, not computed)
+    ("iso-8859-1", "caf\u00e9 \u00bf \u20ac", "caf\u00e9 \u00bf \u20ac"),
+    ("latin-1", "d\u00e9j\u00e0 vu", "d\u00e9j\u00e0 vu"),
+    ("windows-1252", "\u20ac \u201chi\u201d \u0153", "\u20ac \u201chi\u201d \u0153"),
+    ("cp1252", "\u2026 \u00ff", "\u2026 \u00ff"),
+    ("iso-8859-15", "\u20ac \u0160 \u0153 \u00bd", "\u20ac \u0160 \u0153 \u00bd"),
+    ("koi8-r", "\u041f\u0440\u0438\u0432\u0435\u0442", "\u041f\u0440\u0438\u0432\u0435\u0442"),
+    ("ascii", "na\u00efve \U0001F600", "na\u00efve \U0001F600"),
+    ("utf8", "caf\u00e9 \U0001F600", "caf\u00e9 \U0001F600"),
+    ("utf-16", "caf\u00e9 \u65e5\u672c \U0001F600", "caf\u00e9 \u65e5\u672c \U0001F600"),
+    ("utf-16-le", "caf\u00e9 \U0001F600", "caf\u00e9 \U0001F600"),
+    ("utf-16-be", "caf\u00e9 \U0001F600", "caf\u00e9 \U0001F600"),
+]
+
 RESPONSES = [
     # name, result (or Fault), expected
     ("string", "x", 'result "x"'),
@@ -66,6 +81,17 @@ def main():
     doc = x.dumps(("h\u00e9llo \U0001F600",), "m", encoding="us-ascii")
     write("call/python-us-ascii", doc.encode("us-ascii", "xmlcharrefreplace"),
           'method m\nparams ["h\u00e9llo \U0001F600"]')
+    # Clients created with ServerProxy(url, encoding=E) declare E and encode
+    # the document in it (non-ASCII characters it lacks as references).
+    for encoding, text, expected_text in ENCODED:
+        doc = x.dumps((text,), "echo", encoding=encoding)
+        write("call/python-encoding-" + encoding, doc.encode(encoding, "xmlcharrefreplace"),
+              'method echo\nparams ["%s"]' % expected_text)
+    # A server created with SimpleXMLRPCServer(addr, encoding=E) answers so.
+    for encoding, text, expected_text in ENCODED:
+        doc = x.dumps((text,), methodresponse=True, encoding=encoding)
+        write("response/python-encoding-" + encoding,
+              doc.encode(encoding, "xmlcharrefreplace"), 'result "%s"' % expected_text)
     for name, result, expected in RESPONSES:
         params = result if isinstance(result, x.Fault) else (result,)
         doc = x.dumps(params, methodresponse=True, encoding="utf-8", allow_none=True)

@@ -114,27 +114,22 @@ std::vector<bad_case> bad_cases() {
       {"error line is counted", call_doc, "<methodCall>\n<methodName>m</methodName>\n<params>&bad;",
        parse_fails("XML error at line 3: undefined entity")},
 
-      // Encodings other than UTF-8: unsupported_encoding.
-      {"declared ISO-8859-1", call_doc,
-       "<?xml version=\"1.0\" "
-       "encoding=\"ISO-8859-1\"?><methodCall><methodName>m</methodName></methodCall>",
-       encoding_fails("only UTF-8 documents are supported")},
+      // Encodings (more in encoding_test.cpp): UTF-16 is read, by its byte
+      // order mark or the NUL of its first character; a declaration of UTF-16
+      // in a document that is not is unsupported_encoding.
       {"declared UTF-16", call_doc,
        "<?xml version=\"1.0\" "
        "encoding=\"UTF-16\"?><methodCall><methodName>m</methodName></methodCall>",
-       encoding_fails("only UTF-8 documents are supported")},
-      {"declared windows-1252", call_doc,
-       "<?xml version=\"1.0\" "
-       "encoding=\"windows-1252\"?><methodCall><methodName>m</methodName></methodCall>",
-       encoding_fails("only UTF-8 documents are supported")},
+       encoding_fails("the document declares encoding \"UTF-16\" but is not UTF-16 (it starts "
+                      "with neither a byte order mark nor a NUL byte)")},
       {"UTF-16LE with byte order mark", call_doc, std::string("\xff\xfe<\0m\0/\0>\0", 10),
-       encoding_fails("only UTF-8 documents are supported")},
+       invalid("unknown element <m>")},
       {"UTF-16BE with byte order mark", call_doc, std::string("\xfe\xff\0<\0m\0/\0>", 10),
-       encoding_fails("only UTF-8 documents are supported")},
+       invalid("unknown element <m>")},
       {"UTF-16LE without byte order mark", call_doc, std::string("<\0m\0/\0>\0", 8),
-       encoding_fails("only UTF-8 documents are supported")},
+       invalid("unknown element <m>")},
       {"UTF-16BE without byte order mark", call_doc, std::string("\0<\0m\0/\0>", 8),
-       encoding_fails("only UTF-8 documents are supported")},
+       invalid("unknown element <m>")},
 
       // Well-formed, but not a methodCall: invalid_request.
       {"response to a call parser", call_doc, response_with("<params/>"),
