@@ -12,6 +12,7 @@
 
 #include "jsonrpc/scanner.hpp"
 #include "value/decimal.hpp"
+#include "value/text.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 
@@ -19,6 +20,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <system_error>
 
@@ -536,6 +538,23 @@ bj::parse_options parse_options(const limits& lim) {
   return o;
 }
 
+// The offset of the first byte of `text` that is not part of well-formed
+// UTF-8, or text.size().
+std::size_t first_non_utf8(std::string_view text) noexcept {
+  const auto* const begin = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* const end = begin + text.size();
+  for (const unsigned char* p = begin; p != end;) {
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
+    const std::size_t n = rapidrpc::detail::utf8_sequence_length(p, end);
+    if (n == 0) return static_cast<std::size_t>(p - begin);
+    p += n;
+  }
+  return text.size();
+}
+
 // Runs the parser over the whole text. A text_error if it is not JSON or a
 // limit was passed.
 template <class Parser>
@@ -545,9 +564,19 @@ std::optional<text_error> run(Parser& p, std::string_view text) {
   if (p.handler().failure.code != 0) return std::move(p.handler().failure);
   if (ec == bj::error::too_deep)
     return text_error{fault_code::invalid_request, "nested too deeply"};
-  if (ec)
+  if (ec) {
+    // JSON texts are UTF-8 (RFC 8259, 8.1): where the parser stopped at a
+    // byte that is not, say so rather than "syntax error".
+    if (const std::size_t bad = first_non_utf8(text); bad <= n && bad < text.size()) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(text[bad]));
+      return text_error{fault_code::parse_error, "invalid JSON at offset " + std::to_string(bad) +
+                                                     ": the text is not UTF-8 (byte " + hex +
+                                                     "); JSON-RPC texts must be UTF-8"};
+    }
     return text_error{fault_code::parse_error,
                       "invalid JSON at offset " + std::to_string(n) + ": " + ec.message()};
+  }
   if (n != text.size())
     return text_error{fault_code::parse_error, "invalid JSON at offset " + std::to_string(n) +
                                                    ": text after the JSON value"};

@@ -321,6 +321,29 @@ TEST(Text, ParseErrors) {
   }
 }
 
+// JSON-RPC stays UTF-8 (RFC 8259): a Latin-1 or UTF-16 text is a parse
+// error that says the text is not UTF-8, and where.
+TEST(Text, BytesThatAreNotUtf8AreNamedAsSuch) {
+  const std::string latin1 =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"params\":[\"caf\xE9\"],\"id\":1}";
+  auto e = parse_bad(latin1);
+  EXPECT_EQ(e.code, fault_code::parse_error);
+  EXPECT_EQ(e.detail,
+            "invalid JSON at offset 47: the text is not UTF-8 (byte \\xe9); JSON-RPC texts must be "
+            "UTF-8");
+  e = parse_bad(std::string("\xFF\xFE{\0}\0", 6));  // UTF-16LE with its byte order mark
+  EXPECT_EQ(e.detail,
+            "invalid JSON at offset 0: the text is not UTF-8 (byte \\xff); JSON-RPC texts must be "
+            "UTF-8");
+  e = parse_bad("[\"\xED\xA0\x80\"]");  // a surrogate written as UTF-8
+  EXPECT_EQ(e.detail,
+            "invalid JSON at offset 2: the text is not UTF-8 (byte \\xed); JSON-RPC texts must be "
+            "UTF-8");
+  // A syntax error before the first such byte is what is reported.
+  e = parse_bad("{\"a\":,\"\xE9\"}");
+  EXPECT_EQ(e.detail, "invalid JSON at offset 5: syntax error");
+}
+
 TEST(Text, NeitherObjectNorArray) {
   for (std::string text : {"1", "\"x\"", "null", "true"})
     EXPECT_EQ(parse_bad(text).code, fault_code::invalid_request) << text;
