@@ -184,6 +184,34 @@ def xmlrpc_documents():
     write("xmlrpc_response", "python-fault-markup.xml", fault.encode())
 
 
+def xmlrpc_encoded_documents():
+    """Documents in other encodings than UTF-8 (the python-encoding-* ones
+    come from tests/data/xmlrpc/): bytes that are no character of the
+    declared encoding, broken UTF-16, names nothing reads."""
+    def call(encoding, text):
+        return (b"<?xml version='1.0' encoding='" + encoding + b"'?>\n<methodCall><methodName>"
+                b"echo</methodName><params><param><value><string>" + text +
+                b"</string></value></param></params></methodCall>\n")
+    write("xmlrpc_call", "hand-latin1-everything.xml",
+          call(b"latin1", bytes(range(0x20, 0x7f)).replace(b"<", b"").replace(b"&", b"") +
+               bytes(range(0x80, 0x100))))
+    write("xmlrpc_call", "hand-cp1252-undefined-byte.xml", call(b"windows-1252", b"\x80\x81"))
+    write("xmlrpc_call", "hand-ascii-high-byte.xml", call(b"US-ASCII", b"caf\xe9"))
+    write("xmlrpc_call", "hand-unknown-encoding.xml", call(b"x-nonsense", b"a"))
+    write("xmlrpc_call", "hand-multibyte-encoding.xml", call(b"Shift_JIS", b"a"))
+    utf16 = call(b"utf-16", "\u00e9\U0001F600".encode()).decode().encode("utf-16")
+    write("xmlrpc_call", "hand-utf16-lone-surrogate.xml",
+          utf16.replace("\u00e9".encode("utf-16-le"), b"\x00\xdc"))
+    write("xmlrpc_call", "hand-utf16-odd-length.xml", utf16 + b"\n")
+    write("xmlrpc_call", "hand-utf16be-no-mark.xml",
+          call(b"UTF-16BE", "\u00e9".encode()).decode().encode("utf-16-be"))
+    write("xmlrpc_response", "hand-iso-8859-15-fault.xml",
+          b"<?xml version=\"1.0\" encoding=\"iso-8859-15\"?><methodResponse><fault><value><struct>"
+          b"<member><name>faultCode</name><value><int>1</int></value></member><member><name>"
+          b"faultString</name><value>\xa4\xbd</value></member></struct></value></fault>"
+          b"</methodResponse>")
+
+
 def gzip_streams():
     clean("gzip")
     body = x.dumps((2, 3), "sample.add").encode()
@@ -248,6 +276,7 @@ def jsonrpc_texts():
 def main():
     http_request()
     xmlrpc_documents()
+    xmlrpc_encoded_documents()
     jsonrpc_texts()
     gzip_streams()
 

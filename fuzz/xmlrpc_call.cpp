@@ -60,10 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The verdict and the value, not the error: when a document holds two
   // errors in one run of text (say text where none belongs, then an
   // ill-formed token), expat reports the token before the text if it sees
-  // the whole run at once, and the text first if the run is cut. Likewise a
-  // byte expat refuses, then a NUL as second byte: -32701 (not UTF-8) whole,
-  // -32700 (not well-formed) if cut after the first byte. Either way the
-  // document is rejected.
+  // the whole run at once, and the text first if the run is cut. Either way
+  // the document is rejected.
   const bool chunked_ok = rapidrpc::fuzz::parse_in_chunks(chunked, doc);
   FUZZ_CHECK(chunked_ok == (call != nullptr));
   if (call != nullptr) FUZZ_CHECK(same_call(*call, chunked.call()));
