@@ -49,6 +49,10 @@ for arg in "$@"; do
       packages+=(chromium-driver python3-selenium)
       # haproxy: tests/faults/test_haproxy.py runs packaging/haproxy/haproxy.cfg.
       packages+=(haproxy)
+      # php-cli and php-xmlrpc: tests/integration/test_encodings.py calls
+      # rapidrpcd as PHP's xmlrpc extension does at its defaults (documents
+      # declared iso-8859-1).
+      packages+=(php-cli php-xmlrpc)
       # ccache: a test build (CI makes three) compiles again only what
       # changed since any earlier build, in this clone or another (below).
       packages+=(ccache)

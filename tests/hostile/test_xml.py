@@ -164,9 +164,11 @@ class BadCharacters(HostileTestCase):
     def test_nul_bytes_are_refused(self):
         self.assert_fault(echo_value("<value><string>aXb</string></value>").replace(b"X", b"\0"),
                           PARSE_ERROR)
-        # A NUL in the first two bytes looks like UTF-16: unsupported encoding.
-        self.assert_fault(b"\0<methodCall/>", UNSUPPORTED_ENCODING)
-        self.assert_fault("<methodCall/>".encode("utf-16-le"), UNSUPPORTED_ENCODING)
+        # A NUL in the first two bytes means UTF-16 (XML's appendix F), read
+        # as such: a UTF-16 document without its methodName is not a call,
+        # and an odd run of bytes after a NUL is not well-formed.
+        self.assert_fault("<methodCall/>".encode("utf-16-le"), INVALID_REQUEST)
+        self.assert_fault(b"\0<methodCall/>", PARSE_ERROR)
 
     def test_forbidden_character_references_are_refused(self):
         for ref in ("&#0;", "&#x0;", "&#1;", "&#x1F;", "&#xFFFE;", "&#xFFFF;", "&#xD800;",
@@ -178,9 +180,48 @@ class BadCharacters(HostileTestCase):
         self.assert_result(echo_value("<value><string>&#9;&#xA;&#13;&#x1F600;&lt;</string></value>"),
                            "\t\n\r\U0001F600<")
 
-    def test_other_encodings_are_refused(self):
-        self.assert_fault(b'<?xml version="1.0" encoding="ISO-8859-1"?><methodCall><methodName>'
-                          b"echo</methodName></methodCall>", UNSUPPORTED_ENCODING)
+    def test_other_encodings_are_read(self):
+        self.assert_result(b'<?xml version="1.0" encoding="ISO-8859-1"?><methodCall><methodName>'
+                           b"echo</methodName><params><param><value>caf\xe9</value></param>"
+                           b"</params></methodCall>", "caf\u00e9")
+
+    def test_bytes_invalid_in_the_declared_encoding_are_refused_naming_it(self):
+        def declared(encoding, text):
+            return (b'<?xml version="1.0" encoding="' + encoding + b'"?><methodCall><methodName>'
+                    b"echo</methodName><params><param><value>" + text +
+                    b"</value></param></params></methodCall>")
+        utf16 = declared(b"UTF-16", b"X").decode().encode("utf-16")
+        cases = [
+            (declared(b"US-ASCII", b"caf\xe9"), '"US-ASCII"', "\\xe9"),
+            (declared(b"ascii", b"\x80"), '"ascii"', "\\x80"),
+            (declared(b"windows-1252", b"a\x81"), '"windows-1252"', "\\x81"),
+            (declared(b"cp1252", b"\x8d\x8f\x90"), '"cp1252"', "\\x8d"),
+            # A lone low surrogate, an unpaired high one, an odd length.
+            (utf16.replace("X".encode("utf-16-le"), b"\x00\xdc"), "UTF-16", "unpaired surrogate"),
+            (utf16.replace("X".encode("utf-16-le"), b"\x00\xd8"), "UTF-16", "unpaired surrogate"),
+            (utf16 + b"\n", "UTF-16", "odd number of bytes"),
+        ]
+        for body, name, detail in cases:
+            with self.subTest(name=name, detail=detail):
+                fault = self.assert_fault(body, UNSUPPORTED_ENCODING)
+                self.assertIn("not valid " + name, fault.faultString)
+                self.assertIn(detail, fault.faultString)
+
+    def test_encoding_names_nothing_reads_are_refused_naming_them(self):
+        def declared(encoding):
+            return (b'<?xml version="1.0" encoding="' + encoding + b'"?><methodCall><methodName>'
+                    b"echo</methodName></methodCall>")
+        for name in (b"x-nonsense", b"UTF-8//TRANSLIT", b"Shift_JIS", b"utf-32", b"cp037"):
+            with self.subTest(name=name):
+                fault = self.assert_fault(declared(name), UNSUPPORTED_ENCODING)
+                self.assertIn('"' + name.decode() + '"', fault.faultString)
+        # A long name is not echoed; a burst of distinct names (each one
+        # asked of iconv) is answered as quickly and leaves nothing behind.
+        long_name = b"x" + b"-y" * 200
+        self.assert_fault(declared(long_name), UNSUPPORTED_ENCODING,
+                          must_not_echo=(long_name.decode()[:40],))
+        for i in range(300):
+            self.assert_fault(declared(b"x-probe-%d" % i), UNSUPPORTED_ENCODING)
 
 
 class BadLiterals(HostileTestCase):
