@@ -280,9 +280,10 @@ struct parser::impl {
   // The document's encoding (see the top of this file).
   enum class encoding : std::uint8_t { unknown, utf8, utf16_le, utf16_be, single_byte };
   encoding enc = encoding::unknown;
-  std::string head;        // the first bytes, held until the encoding is known
-  std::string declared;    // the encoding the XML declaration names, as spelled
-  bool utf8_mark = false;  // the document starts with a UTF-8 BOM
+  std::string head;                           // the first bytes, held until the encoding is known
+  std::string declared;                       // the encoding the XML declaration names, as spelled
+  bool utf8_mark = false;                     // the document starts with a UTF-8 BOM
+  const detail::byte_table* table = nullptr;  // single_byte: for expat (on_unknown_encoding)
   const detail::byte_table* checked_by = nullptr;  // single_byte with bytes that are no character
   std::uint64_t handed_on = 0;                     // bytes given to expat (or refused) so far
   int odd_byte = -1;                               // UTF-16: the first byte of a unit
@@ -336,10 +337,11 @@ struct parser::impl {
     text.clear();
     elements = depth = 0;
     enc = encoding::unknown;
+    if (head.capacity() > (std::size_t{1} << 20)) std::string().swap(head);
     head.clear();
     declared.clear();
     utf8_mark = high_surrogate = false;
-    checked_by = nullptr;
+    table = checked_by = nullptr;
     handed_on = high_surrogate_at = 0;
     odd_byte = -1;
     failed = finished = direct = false;
@@ -449,6 +451,7 @@ struct parser::impl {
         // expat reads ISO-8859-1 and US-ASCII itself; it asks
         // on_unknown_encoding() for the table of any other name.
         enc = encoding::single_byte;
+        table = c.table;
         checked_by = c.table->complete ? nullptr : c.table;
         return sniffed::known;
       case detail::charset_kind::unsupported:
@@ -630,12 +633,8 @@ struct parser::impl {
   // found for the declaration (expat asks only about that name).
   static int XMLCALL on_unknown_encoding(void* self, const XML_Char* name, XML_Encoding* info) {
     const auto& m = *static_cast<impl*>(self);
-    if (m.enc != encoding::single_byte || name == nullptr || m.declared != name) {
-      return XML_STATUS_ERROR;
-    }
-    const detail::charset c = detail::find_charset(m.declared);
-    if (c.kind != detail::charset_kind::single_byte) return XML_STATUS_ERROR;
-    for (std::size_t i = 0; i < 256; ++i) info->map[i] = c.table->chars[i];
+    if (m.table == nullptr || name == nullptr || m.declared != name) return XML_STATUS_ERROR;
+    for (std::size_t i = 0; i < 256; ++i) info->map[i] = m.table->chars[i];
     info->data = nullptr;
     info->convert = nullptr;
     info->release = nullptr;
@@ -1363,6 +1362,12 @@ bool parser::parse(std::string_view document) {
       return true;
     }
     m.reset();  // (expat is untouched: only the grammar's state)
+  }
+  if (!m.failed && !m.finished && m.enc == impl::encoding::unknown && m.head.empty()) {
+    // The whole document is here: its encoding is known without holding
+    // (copying) its first bytes.
+    if (m.sniff(document, true) == impl::sniffed::refused) return false;
+    return m.hand_on(document) && finish();
   }
   return feed(document) && finish();
 }
