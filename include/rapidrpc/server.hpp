@@ -130,6 +130,25 @@ struct server_options {
   /// HTTPS when set (see tls_options); the request timeout also bounds the
   /// TLS handshake.
   tls_options tls;
+  /// Relay every request to the program listening on this Unix stream
+  /// socket instead of answering any itself (docs/design.md, "The relay"):
+  /// the server keeps the connections, their framing, limits, TLS and
+  /// access control; the program answers each request as it came (any
+  /// method, any path; `paths`, the API page, JSON-RPC and gzip do not
+  /// apply). One Unix connection per client connection, opened for its
+  /// first request and kept while the program keeps it; a PROXY protocol
+  /// v1 line first, then the requests; the program says its pid first,
+  /// then answers each request in turn. A program that cannot be reached
+  /// is a 503, a connection that ends before a whole response a 502; a
+  /// request past `method_timeout` is answered with fault_code::timeout
+  /// and the process that had it is killed (SIGUSR1, then SIGKILL 0.2 s
+  /// later) unless it is `relay_keep_pid`. Empty: off. Mode async-pool
+  /// only, and not with `isolate`, `zmq`, `worker_listen` or
+  /// `worker_connect`: start() throws std::invalid_argument.
+  std::string relay;
+  /// With `relay`: the process never killed after a timeout (the
+  /// program's own, whose children serve the requests); 0: none.
+  int relay_keep_pid = 0;
   /// ZeroMQ endpoints to serve JSON-RPC 2.0 on, besides HTTP (docs/zmq.md):
   /// "tcp://127.0.0.1:5555", "tcp://127.0.0.1:*" (a free port; see
   /// zmq_endpoints()), "ipc:///run/app.sock". One ROUTER socket bound to

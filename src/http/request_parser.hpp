@@ -44,6 +44,10 @@ struct request {
   std::string authorization;            ///< the Authorization value (empty if absent)
   bool repeated_authorization = false;  ///< more than one Authorization header
   int refused = 0;                      ///< the status a header_hook refused it with
+  bool chunked = false;                 ///< the body came chunked
+  /// The request line and header as received, up to and including the
+  /// blank line: only when the reader keeps it (request_reader::keep_head).
+  std::string head;
   std::string body;
 
   void clear() {
@@ -56,6 +60,8 @@ struct request {
     authorization.clear();
     repeated_authorization = false;
     refused = 0;
+    chunked = false;
+    head.clear();
     body.clear();
   }
 };

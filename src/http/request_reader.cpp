@@ -37,6 +37,7 @@ void request_reader::start() {
 void request_reader::release() noexcept {
   std::string().swap(req_.target);
   std::string().swap(req_.authorization);
+  std::string().swap(req_.head);
   std::string().swap(req_.body);
 }
 
@@ -296,6 +297,7 @@ request_reader::direct request_reader::read_direct(std::string_view in, std::siz
     return direct::refused;
   }
   const std::size_t body = length.value_or(0);
+  if (keep_head_) req_.head.assign(in.data(), head);
   req_.body.assign(p, body);
   used = head + body;
   return direct::complete;
@@ -338,6 +340,12 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
   boost::system::error_code ec;
   parser_->set_input(in.data());
   used = parser_->put(boost::asio::const_buffer(in.data(), in.size()), ec);
+  if (keep_head_ && in_header) {
+    // The header is whole in `in` (header_complete()): up to its blank line.
+    const std::size_t end = in.find("\r\n\r\n");
+    req_.head.append(
+        in.substr(0, parser_->is_header_done() && end != std::string_view::npos ? end + 4 : used));
+  }
   if (in_header && !parser_->is_header_done()) {
     // Beast took part of the header and wants more: what it took counts
     // against the limit, and the next scan starts on fresh input.
@@ -370,6 +378,7 @@ request_reader::result request_reader::parse(std::string_view in, std::size_t& u
     return result::error;
   }
   keep_alive_ = parser_->keep_alive();
+  req_.chunked = parser_->chunked();
   parser_.reset();
   return result::complete;
 }

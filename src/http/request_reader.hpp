@@ -65,6 +65,11 @@ class request_reader {
   /// read_direct()), is read without Beast (the default). Off, Beast reads
   /// every request: the fuzz target compares the two.
   void set_direct(bool on) noexcept { direct_ = on; }
+  /// Whether each request's head is kept as received (request::head), for
+  /// a server that passes requests on as they came (the relay). Off by
+  /// default.
+  void keep_head(bool on) noexcept { keep_head_ = on; }
+
   /// Whether the request last completed was read without Beast.
   bool read_directly() const noexcept { return read_directly_; }
 
@@ -91,6 +96,7 @@ class request_reader {
   bool continue_sent_ = false;
   bool direct_ = true;
   bool read_directly_ = false;
+  bool keep_head_ = false;
   bool keep_alive_ = true;
   int error_status_ = 0;
 };

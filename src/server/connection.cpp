@@ -5,6 +5,8 @@
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 
+#include <rapidrpc/fault.hpp>
+
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/error.hpp>
 
@@ -86,6 +88,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       peer_{peer.address(), peer.port(), {}},
       context_(owner.context()) {
   context_.peer = &peer_;
+  if (!owner.shared().relay.socket.empty()) reader_.keep_head(true);
   exchange_.share_parsers(owner.parsers());
   if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
   if (owner.log() != nullptr) {
@@ -100,6 +103,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
 }
 
 connection::~connection() {
+  if (relay_) relay_->close();
   loop_.stats().connection_closed();
   loop_.detach(this);
   --loop_.shared().connections;
@@ -123,6 +127,7 @@ void connection::start() {
 void connection::close() {
   if (closed_) return;
   closed_ = true;
+  if (relay_) relay_->close();     // the program's handler sees the end of its stream
   if (tls_) tls_->close_notify();  // best effort, never waits
   boost::system::error_code ec;
   socket_.close(ec);  // pending waits complete with operation_aborted
@@ -382,6 +387,7 @@ void connection::handle_request(bool keep_alive) {
   if (loop_.log() != nullptr) log_entry_.begin(req.body.size());
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req.version == 10;
+  if (!shared.relay.socket.empty()) return relay_request();
 
   std::string_view path = req.target;
   if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
@@ -422,6 +428,58 @@ void connection::handle_request(bool keep_alive) {
   busy_ = true;
   if (shared.process_mode) watchdog::watch(fd_, shared.server_name, &exchange_);
   exchange_.start(protocol, document, context_, shared_from_this());
+}
+
+// server_options::relay: the request goes to the program behind as it came
+// (docs/design.md, "The relay"), on this client's Unix connection.
+void connection::relay_request() {
+  const http::request& req = reader_.current();
+  if (!relay_) {
+    boost::system::error_code ec;
+    const auto local = socket_.local_endpoint(ec);
+    relay_ = std::make_shared<relay_channel>(
+        loop_.io(), loop_.shared().relay,
+        proxy_line(net::ip::tcp::endpoint(peer_.address, peer_.port), local));
+  }
+  std::string bytes;
+  write_relayed_request(bytes, req);
+  busy_ = true;
+  relay_->send(std::move(bytes), req.method == bhttp::verb::head, shared_from_this());
+}
+
+void connection::on_relayed(http::response* r, relay_failure why) {
+  busy_ = false;
+  if (closed_) return;
+  switch (why) {
+    case relay_failure::none:
+      borrow(out_, loop_.spare_output());
+      write_relayed_response(out_, *r, keep_alive_, http10_);
+      if (!keep_alive_) closing_ = true;
+      log_response(r->status, 0, r->bodyless ? 0 : r->body.size());
+      break;
+    case relay_failure::unreachable:
+      http_error(503, !keep_alive_);
+      break;
+    case relay_failure::broken:
+      http_error(502, true);
+      break;
+    case relay_failure::timed_out: {
+      // The fault the worker pool answers a call past its timeout with.
+      std::string body;
+      http::response_head head;
+      head.content_type = exchange_.timeout_reply(body);
+      head.content_length = body.size();
+      head.keep_alive = keep_alive_;
+      head.http10 = http10_;
+      borrow(out_, loop_.spare_output());
+      http::write_head(out_, loop_.shared().server_name, head);
+      out_ += body;
+      if (!keep_alive_) closing_ = true;
+      log_response(head.status, fault_code::timeout, body.size());
+      break;
+    }
+  }
+  drive();
 }
 
 // The reply to the request's call, on the loop thread: synchronously from

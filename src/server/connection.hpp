@@ -13,6 +13,7 @@
 #include "rpc/exchange.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
+#include "server/relay.hpp"
 
 #include <rapidrpc/registry.hpp>
 
@@ -31,7 +32,8 @@ class session;
 
 class connection final : public std::enable_shared_from_this<connection>,
                          private http::header_hook,
-                         public rpc::reply_sink {
+                         public rpc::reply_sink,
+                         public relay_sink {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -69,6 +71,8 @@ class connection final : public std::enable_shared_from_this<connection>,
   void process_requests();
   void handle_request(bool keep_alive);
   void on_reply(const rpc::reply& r) override;
+  void relay_request();
+  void on_relayed(http::response* r, relay_failure why) override;
   void write_response(const rpc::reply& r);
   bool send_in_place(const http::response_head& head);
   void write_api_page(bool head_only);
@@ -97,8 +101,9 @@ class connection final : public std::enable_shared_from_this<connection>,
   std::size_t out_sent_ = 0;
 
   http::request_reader reader_;
-  rpc::exchange exchange_;  // the request's call, from its body to the reply's
-  std::string scratch_;     // gzip in or out
+  rpc::exchange exchange_;                // the request's call, from its body to the reply's
+  std::string scratch_;                   // gzip in or out
+  std::shared_ptr<relay_channel> relay_;  // server_options::relay: this client's Unix connection
 
   // The request whose call is in flight.
   bool keep_alive_ = true;

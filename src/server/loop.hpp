@@ -10,6 +10,7 @@
 #include "server/api_page.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/heap.hpp"
+#include "server/relay.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
@@ -56,6 +57,7 @@ struct shared_state {
   bool process_mode = false;          ///< one connection per process (fork, prefork)
   detail::pool_target pool;           ///< where pool methods run (none: on the loop)
   const tls::context* tls = nullptr;  ///< HTTPS when set
+  relay_target relay;                 ///< every request relayed when its socket is set
 
   // Access control and logging (access.hpp, access_log.hpp); null when off.
   const access_policy* access = nullptr;

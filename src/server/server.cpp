@@ -538,6 +538,16 @@ void refuse_unhonoured(const server_options& o) {
     if (!o.worker_connect.empty()) check(curve.front_public_key, "the front's public key");
     for (const auto& key : curve.host_public_keys) check(key, "a host's public key");
   }
+  if (!o.relay.empty()) {
+    if (mode != serving_mode::async_pool)
+      throw std::invalid_argument("relay needs mode async-pool, not " +
+                                  std::string(mode_name(mode)));
+    if (o.isolate || !o.zmq.empty() || !o.worker_listen.empty() || !o.worker_connect.empty())
+      throw std::invalid_argument(
+          "relay answers no call itself: not with isolate, zmq, worker_listen or worker_connect");
+  }
+  if (o.relay.empty() && o.relay_keep_pid != 0)
+    throw std::invalid_argument("relay_keep_pid is used with relay only");
   if (!o.zmq.empty()) {
     if (mode != serving_mode::async_pool && mode != serving_mode::async)
       throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
@@ -567,7 +577,9 @@ void server::start() {
   if (s.options.jsonrpc) s.shared.json_paths = s.options.jsonrpc_paths;
   s.shared.server_name = s.options.server_name;
   s.shared.gzip_min_bytes = s.options.gzip_min_bytes;
-  if (s.options.api_page)
+  s.shared.relay = {s.options.relay, static_cast<pid_t>(s.options.relay_keep_pid),
+                    s.options.method_timeout};
+  if (s.options.api_page && s.options.relay.empty())
     s.shared.page = detail::make_api_page(
         s.methods, {s.options.server_name, s.options.jsonrpc, s.options.gzip_min_bytes});
   s.methods.set_multicall_limit(s.options.limits.max_multicall);

@@ -142,6 +142,14 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
     if (::getppid() != program) return 1;
   }
 
+  // Relaying to the program that started it (--relay-keep-pid names its
+  // parent), rapidrpcd ends with that program: SIGTERM, taken below.
+  if (!options.relay.empty() && options.relay_keep_pid != 0 &&
+      options.relay_keep_pid == ::getppid()) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != options.relay_keep_pid) return 1;
+  }
+
   rapidrpc::server server(options);
   if (!settings.python.on()) {
     rapidrpc::demo::add_methods(server.methods());
@@ -173,6 +181,8 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   if (!options.worker_connect.empty())
     std::printf("rapidrpcd: a worker host of %s, %u calls at once\n",
                 options.worker_connect.c_str(), options.workers);
+  if (!options.relay.empty())
+    std::printf("rapidrpcd: relaying every request to %s\n", options.relay.c_str());
   if (!options.admin.empty())
     std::printf("rapidrpcd: admin (/metrics, /healthz, /readyz) on %s\n",
                 join(server.admin_endpoints()).c_str());

@@ -138,6 +138,20 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->group("");
   app.add_flag("--describe", out.describe, "With --python-attach-worker: print the method table")
       ->group("");
+  auto* relay = app.add_option_group(
+      "Relay",
+      "Relay every request to a program behind a Unix socket (docs/design.md, \"The relay\")");
+  relay
+      ->add_option("--relay", options.relay,
+                   "Answer no request itself: relay each one to the program listening on this "
+                   "Unix socket (how `from rapidrpc import SimpleXMLRPCServer` serves a script); "
+                   "--mode async-pool only")
+      ->type_name("SOCKET");
+  relay
+      ->add_option("--relay-keep-pid", options.relay_keep_pid,
+                   "With --relay: never kill this process after a --method-timeout (the "
+                   "program's own); rapidrpcd ends when it ends, if it is rapidrpcd's parent")
+      ->type_name("PID");
   app.add_flag("--enable-test-methods", out.test_methods,
                "Add test.crash, test.spin, test.throw and test.markup (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
@@ -318,6 +332,25 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   options.mode = rapidrpc::parse_mode(in.mode).value();  // --mode accepts these names only
   if (options.isolate && options.mode != rapidrpc::serving_mode::async_pool) {
     return failure{2, "--isolate applies to --mode async-pool only"};
+  }
+  if (!options.relay.empty()) {
+    std::string other;
+    if (out.python.on())
+      other = "--python";
+    else if (options.isolate)
+      other = "--isolate";
+    else if (!options.zmq.empty())
+      other = "--zmq";
+    else if (!options.worker_listen.empty())
+      other = "--worker-listen";
+    else if (!options.worker_connect.empty())
+      other = "--worker-connect";
+    else if (options.mode != rapidrpc::serving_mode::async_pool)
+      other = "--mode " + in.mode;
+    if (!other.empty())
+      return failure{2, "--relay answers no call itself: it does not go with " + other};
+  } else if (options.relay_keep_pid != 0) {
+    return failure{2, "--relay-keep-pid applies to --relay only"};
   }
   if (!out.python.module.empty() && !out.python.attach.empty()) {
     return failure{2, "--python and --python-attach do not go together"};

@@ -404,5 +404,45 @@ TEST(RequestReader, RepeatedAuthorizationIsNoted) {
   EXPECT_EQ(reader.error_status(), 401);
 }
 
+// The relay passes each request on as it came: with keep_head(), the
+// request line and header are kept byte for byte, read directly or by
+// Beast, however the bytes are cut.
+TEST(RequestReader, KeptHeadIsTheHeadAsReceivedAtEveryReadSize) {
+  const std::string plain =
+      "POST /p?q=1 HTTP/1.1\r\nHost: h\r\nX-Mixed-CASE: a  b\r\nX-Dup: 1\r\nX-Dup: 2\r\n"
+      "Content-Length: 3\r\n\r\n";
+  const std::string general =
+      "PUT /x HTTP/1.1\r\nHost: h\r\nX-Bin: \xC3\xA9\r\nContent-Length: 2\r\n\r\n";
+  const std::string chunked = "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string wire = plain + "abc" + general + "de" + chunked + "2\r\nfg\r\n0\r\n\r\n";
+  for (std::size_t step = 1; step <= wire.size(); ++step) {
+    request_reader reader(1024, 1 << 20);
+    reader.keep_head(true);
+    std::vector<std::pair<std::string, bool>> heads;
+    std::vector<std::string> bodies;
+    std::string in;
+    for (std::size_t pos = 0; pos < wire.size(); pos += step) {
+      in.append(wire.substr(pos, step));
+      for (;;) {
+        std::size_t used = 0;
+        auto r = reader.parse(in, used);
+        in.erase(0, used);
+        ASSERT_NE(r, request_reader::result::error) << "step " << step;
+        if (r == request_reader::result::need_more) break;
+        heads.emplace_back(reader.current().head, reader.current().chunked);
+        bodies.push_back(reader.current().body);
+        reader.next();
+      }
+    }
+    ASSERT_EQ(heads, (std::vector<std::pair<std::string, bool>>{
+                         {plain, false}, {general, false}, {chunked, true}}))
+        << "step " << step;
+    ASSERT_EQ(bodies, (std::vector<std::string>{"abc", "de", "fg"})) << "step " << step;
+  }
+  // Off (the default), no head is kept.
+  auto one = read_whole(plain + "abc", true);
+  EXPECT_TRUE(one.req.head.empty());
+}
+
 }  // namespace
 }  // namespace rapidrpc::http
