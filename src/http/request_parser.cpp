@@ -2,8 +2,12 @@
 
 #include <boost/beast/core/string.hpp>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstring>
 
 namespace rapidrpc::http {
 
@@ -34,7 +38,81 @@ bool zero_q(std::string_view params) {
   return false;
 }
 
+bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// RFC 3986 (2.3, 2.2): unreserved and sub-delims characters.
+bool unreserved_or_sub_delim(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+         std::strchr("-._~!$&'()*+,;=", c) != nullptr;
+}
+
+// IP-literal = "[" ( IPv6address / IPvFuture ) "]", without its brackets.
+bool valid_ip_literal(std::string_view s) {
+  if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) {
+    // IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
+    std::size_t i = 1;
+    while (i < s.size() && hex_digit(s[i])) ++i;
+    if (i == 1 || i >= s.size() - 1 || s[i] != '.') return false;
+    return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(i) + 1, s.end(),
+                       [](char c) { return c == ':' || unreserved_or_sub_delim(c); });
+  }
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  if (s.empty() || s.size() >= text.size()) return false;
+  std::copy(s.begin(), s.end(), text.begin());
+  in6_addr address{};
+  return inet_pton(AF_INET6, text.data(), &address) == 1;
+}
+
 }  // namespace
+
+bool valid_host(std::string_view host) {
+  // Host = uri-host [ ":" port ] (RFC 9110, 7.2); port = *DIGIT.
+  std::string_view name = host;
+  if (!host.empty() && host[0] == '[') {
+    const std::size_t close = host.find(']');
+    if (close == std::string_view::npos || !valid_ip_literal(host.substr(1, close - 1)))
+      return false;
+    name = {};
+    host.remove_prefix(close + 1);
+    if (!host.empty() && host[0] != ':') return false;
+  } else {
+    const std::size_t colon = host.find(':');
+    name = host.substr(0, colon);
+    host = colon == std::string_view::npos ? std::string_view{} : host.substr(colon);
+  }
+  if (!host.empty()) {  // ":" port
+    if (!std::all_of(host.begin() + 1, host.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return false;
+  }
+  // reg-name = *( unreserved / pct-encoded / sub-delims ), which IPv4
+  // addresses are too; empty is allowed (RFC 9112, 3.2).
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%') {
+      if (i + 2 >= name.size() || !hex_digit(name[i + 1]) || !hex_digit(name[i + 2])) return false;
+      i += 2;
+    } else if (!unreserved_or_sub_delim(name[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view target_path(std::string_view target) {
+  std::string_view path = target;
+  if (!target.empty() && target[0] != '/') {
+    // absolute-form (RFC 9112, 3.2.2): http(s)://authority, then the path.
+    const std::size_t scheme_end = target.find("://");
+    const std::string_view scheme = target.substr(0, scheme_end);
+    if (scheme_end != std::string_view::npos &&
+        (iequals(scheme, "http") || iequals(scheme, "https"))) {
+      const std::string_view rest = target.substr(scheme_end + 3);
+      const std::size_t start = rest.find_first_of("/?");
+      path = start == std::string_view::npos ? std::string_view{} : rest.substr(start);
+      if (path.empty() || path[0] == '?') return "/";  // an empty path is "/" (RFC 9110, 4.2.3)
+    }
+  }
+  return path.substr(0, path.find('?'));
+}
 
 bool accepts_gzip(std::string_view list) {
   bool any = false;
@@ -100,8 +178,10 @@ void record_field(request& out, boost::beast::http::field name, std::string_view
       out.authorization.assign(v.data(), v.size());
       break;
     case field::expect:
+      // An HTTP/1.0 client cannot be sent a 1xx response: its 100-continue
+      // is ignored (RFC 9110, 10.1.1 and 15.2).
       if (iequals(trim(v), "100-continue"))
-        out.expect_continue = true;
+        out.expect_continue = out.version != 10;
       else
         out.bad_expect = true;
       break;
@@ -117,12 +197,43 @@ void request_parser::on_request_impl(verb method, string_view, string_view targe
   out_.version = static_cast<unsigned>(version);
 }
 
-void request_parser::on_field_impl(field name, string_view, string_view value, error_code& ec) {
+void request_parser::on_field_impl(field name, string_view name_string, string_view value,
+                                   error_code& ec) {
   if (++fields_ > max_fields_) {
     ec = boost::beast::http::error::header_limit;
     return;
   }
+  // Beast joins the lines of an obsolete line folding into a value of its
+  // own; an unfolded value is where the line has it, after the colon and
+  // any whitespace (Beast has the whole line in the buffer it parses). A
+  // folded line is refused (RFC 9112, 5.2): so a request passed on as it
+  // came (the relay) carries none.
+  const char* after_colon = name_string.data() + name_string.size() + 1;
+  while (*after_colon == ' ' || *after_colon == '\t') ++after_colon;
+  if (value.data() != after_colon) {
+    ec = boost::beast::http::error::bad_value;
+    return;
+  }
   std::string_view v(value.data(), value.size());
+  if (is_header_done()) {
+    // A trailer field, after a chunked body. It is never merged into the
+    // header (RFC 9110, 6.5.1): an encoding, a type or credentials arriving
+    // after the body change nothing. Those that frame or route a message
+    // cannot be trailers, and Beast would act on some of them: refused.
+    switch (name) {
+      case field::content_length:
+      case field::transfer_encoding:
+      case field::connection:
+      case field::proxy_connection:
+      case field::upgrade:
+      case field::host:
+        ec = boost::beast::http::error::bad_field;
+        break;
+      default:
+        break;
+    }
+    return;
+  }
   switch (name) {
     case field::content_length:
       // Beast accepts a repeated or listed Content-Length of equal values;
@@ -132,8 +243,9 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
       content_length_seen_ = true;
       break;
     case field::host:
-      // Two Host fields leave which host is meant to whoever reads them.
-      if (host_seen_) ec = boost::beast::http::error::bad_field;
+      // Two Host fields leave which host is meant to whoever reads them;
+      // an invalid one is refused as well (RFC 9112, 3.2).
+      if (host_seen_ || !valid_host(v)) ec = boost::beast::http::error::bad_field;
       host_seen_ = true;
       break;
     case field::transfer_encoding:
@@ -150,6 +262,12 @@ void request_parser::on_field_impl(field name, string_view, string_view value, e
 void request_parser::on_header_impl(error_code& ec) {
   if (out_.version == 11 && !host_seen_) {
     ec = boost::beast::http::error::bad_field;
+    return;
+  }
+  if (out_.version == 10 && chunked()) {
+    // HTTP/1.0 has no transfer codings: the framing is faulty (RFC 9112,
+    // 6.1), whatever Content-Length says.
+    ec = boost::beast::http::error::bad_transfer_encoding;
     return;
   }
   if (hook_ == nullptr) return;

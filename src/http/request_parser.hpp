@@ -38,7 +38,7 @@ struct request {
   bool accepts_html = false;          ///< Accept lists text/html (q > 0): a browser
   bool gzip_body = false;             ///< Content-Encoding: gzip
   bool unsupported_encoding = false;  ///< Content-Encoding other than gzip/identity
-  bool expect_continue = false;       ///< Expect: 100-continue
+  bool expect_continue = false;       ///< Expect: 100-continue (HTTP/1.1 only)
   bool bad_expect = false;            ///< an Expect value other than 100-continue
   media content_type = media::none;
   std::string authorization;            ///< the Authorization value (empty if absent)
@@ -83,11 +83,16 @@ class header_hook {
 /// Stricter than Beast where a lenient reading could let a request be
 /// framed differently by a proxy in front (request smuggling): a second
 /// Content-Length (even an equal one, or a list) and a Transfer-Encoding
-/// other than exactly `chunked` are errors. An HTTP/1.1 request without a
-/// Host field, and any request with two, are errors (RFC 9112, 3.2). A
-/// chunk line (size and extensions) longer than max_chunk_line is
-/// error::bad_chunk_extension. More than `max_fields` header (and trailer)
-/// fields is error::header_limit.
+/// other than exactly `chunked` are errors, and so is any Transfer-Encoding
+/// in an HTTP/1.0 request (RFC 9112, 6.1). An HTTP/1.1 request without a
+/// Host field, and any request with two or with an invalid one, are errors
+/// (RFC 9112, 3.2); so is a field folded over lines (obs-fold, 5.2).
+/// Trailer fields are not recorded (RFC 9110, 6.5.1); one that frames or
+/// routes a message (Content-Length, Transfer-Encoding, Connection,
+/// Proxy-Connection, Upgrade, Host) is an error. A chunk line (size and
+/// extensions) longer than max_chunk_line is error::bad_chunk_extension.
+/// More than `max_fields` header (and trailer) fields is
+/// error::header_limit.
 class request_parser final : public boost::beast::http::basic_parser<true> {
  public:
   explicit request_parser(request& out, std::size_t max_fields = 100, header_hook* hook = nullptr)
@@ -130,8 +135,20 @@ class request_parser final : public boost::beast::http::basic_parser<true> {
 /// Records in `out` what one of the header fields the server acts on says
 /// beyond framing: Accept-Encoding, Accept, Content-Encoding, Content-Type,
 /// Authorization and Expect (any other field is ignored). `value` has its
-/// surrounding whitespace removed.
+/// surrounding whitespace removed; `out.version` is already set.
 void record_field(request& out, boost::beast::http::field name, std::string_view value);
+
+/// True if a Host field value (its surrounding whitespace removed) is
+/// `uri-host [ ":" port ]` (RFC 9110, 7.2; RFC 3986, 3.2.2): a reg-name
+/// (possibly empty), an IPv4 address or a bracketed IPv6 or IPvFuture
+/// literal, and a port of digits.
+bool valid_host(std::string_view host);
+
+/// The path of a request target, without its query: an origin-form target
+/// ("/RPC2?x") as it is, an absolute-form one ("http://host:80/RPC2", RFC
+/// 9112 3.2.2; "/" when its path is empty) from after its authority. Any
+/// other target (asterisk- or authority-form) is returned as it is.
+std::string_view target_path(std::string_view target);
 
 /// The media type of a Content-Type value (its parameters ignored).
 media media_of(std::string_view content_type);

@@ -261,7 +261,7 @@ request_reader::direct request_reader::read_direct(std::string_view in, std::siz
         break;
       }
       case known::host:
-        if (host) return direct::declined;
+        if (host || !valid_host(v)) return direct::declined;
         host = true;
         break;
       case known::connection:

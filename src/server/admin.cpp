@@ -80,8 +80,7 @@ class admin_listener::session : public std::enable_shared_from_this<session> {
     } else {
       const auto& req = reader_.current();
       keep_alive = reader_.keep_alive();
-      std::string_view path = req.target;
-      if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+      const std::string_view path = http::target_path(req.target);
       answer a = owner_.route(req.method == boost::beast::http::verb::get    ? "GET"
                               : req.method == boost::beast::http::verb::head ? "HEAD"
                                                                              : "",

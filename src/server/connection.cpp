@@ -389,8 +389,7 @@ void connection::handle_request(bool keep_alive) {
   http10_ = req.version == 10;
   if (!shared.relay.socket.empty()) return relay_request();
 
-  std::string_view path = req.target;
-  if (auto q = path.find('?'); q != std::string_view::npos) path = path.substr(0, q);
+  const std::string_view path = http::target_path(req.target);
   bool known = false;
   bool json_only = false;
   for (const auto& p : shared.paths) known = known || p == path || p == "*";
