@@ -432,6 +432,14 @@ CASES = [
          "a GET's body (Content-Length) is read, not taken as the next request",
          request("GET /RPC2 HTTP/1.1", "Host: 127.0.0.1", body=SMUGGLED), 405, "open"),
 
+    Case("range_on_post_ignored", "9110 14.2",
+         "a server MUST ignore Range on a method for which range handling is not defined",
+         post("Range: bytes=0-9"), 200, "open"),
+    Case("preconditions_on_rpc_post", "9110 13.1.1; 13.2.1",
+         "If-Match / If-Unmodified-Since on a call",
+         post('If-Match: "x"', "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT"),
+         200, "open", choice="ignored: a call selects no representation (docs/limits.md)"),
+
     # -- connections (RFC 9112 9) --------------------------------------------------------
     Case("connection_close", "9112 9.6",
          "\"close\": MUST close after the response and process no further request",
