@@ -134,14 +134,6 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   // killing the daemon.
   std::signal(SIGXFSZ, SIG_IGN);
 
-  // Serving a Python program's methods (--python-attach), rapidrpcd ends
-  // with that program: SIGTERM, taken below, when it goes.
-  if (!settings.python.attach.empty()) {
-    const pid_t program = ::getppid();
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != program) return 1;
-  }
-
   // Relaying to the program that started it (--relay-keep-pid names its
   // parent), rapidrpcd ends with that program: SIGTERM, taken below.
   if (!options.relay.empty() && options.relay_keep_pid != 0 &&
@@ -158,10 +150,8 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
     try {
       rapidrpcd::add_python_methods(server.methods(), settings.python);
     } catch (const std::exception& e) {
-      std::cerr << "rapidrpcd: cannot serve "
-                << (settings.python.attach.empty() ? "--python " + settings.python.module
-                                                   : std::string("the Python program's methods"))
-                << ": " << e.what() << '\n';
+      std::cerr << "rapidrpcd: cannot serve --python " << settings.python.module << ": " << e.what()
+                << '\n';
       return 1;
     }
   }
@@ -293,8 +283,6 @@ int main(int argc, char** argv) {
       if (settings.test_methods) rapidrpc::demo::add_test_methods(methods);
       return rapidrpc::serve_worker(methods, 3);
     }
-    case rapidrpcd::task::attached_worker:
-      return rapidrpcd::serve_attached_worker(settings.python.attach, settings.describe);
     case rapidrpcd::task::serve:
       break;
   }

@@ -37,7 +37,6 @@ struct spelled {
   std::string mode = "async-pool";
   double method_timeout = 0;
   bool worker = false;
-  std::string attached_worker;
   bool no_jsonrpc = false;
   std::string auth_file;
   std::string access_log_format = "text";
@@ -128,16 +127,6 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->type_name("DIR");
   python->add_option("--python-exe", out.python.exe, "The Python interpreter of the workers")
       ->capture_default_str();
-  // Started by `from rapidrpc import SimpleXMLRPCServer` (docs/python.md).
-  app.add_option("--python-attach", out.python.attach,
-                 "Serve the methods of the Python program whose fork server listens on this "
-                 "Unix socket")
-      ->group("");
-  app.add_option("--python-attach-worker", in.attached_worker,
-                 "Be one worker process of --python-attach")
-      ->group("");
-  app.add_flag("--describe", out.describe, "With --python-attach-worker: print the method table")
-      ->group("");
   auto* relay = app.add_option_group(
       "Relay",
       "Relay every request to a program behind a Unix socket (docs/design.md, \"The relay\")");
@@ -352,9 +341,6 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   } else if (options.relay_keep_pid != 0) {
     return failure{2, "--relay-keep-pid applies to --relay only"};
   }
-  if (!out.python.module.empty() && !out.python.attach.empty()) {
-    return failure{2, "--python and --python-attach do not go together"};
-  }
   if (out.python.on()) {
     if (options.mode != rapidrpc::serving_mode::async_pool) {
       return failure{2,
@@ -519,11 +505,6 @@ std::variant<settings, int, failure> read_settings(int argc, char** argv, bool a
   }
   if (in.worker) {
     out.what = task::worker;
-    return out;
-  }
-  if (!in.attached_worker.empty()) {
-    out.what = task::attached_worker;
-    out.python.attach = in.attached_worker;
     return out;
   }
   const auto keys = settings_of(app, not_settings);

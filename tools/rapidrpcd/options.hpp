@@ -25,9 +25,6 @@ enum class task {
   serve,          ///< start the server and wait for a stop signal
   worker,         ///< serve the worker protocol on fd 3 (--worker, started by --isolate)
   hash_password,  ///< print a users-file line (--hash-password USER)
-  /// a worker process of --python-attach: hand fd 3 to the Python
-  /// program's fork server (--python-attach-worker SOCKET [--describe])
-  attached_worker,
   curve_keygen,  ///< --curve-keygen: write a CurveZMQ key pair
 };
 
@@ -62,8 +59,6 @@ struct settings {
   /// --python: serve a Python module's methods (instead of the demo
   /// service) in worker processes; module empty without it.
   python_settings python;
-  /// task::attached_worker: print the method table instead of serving.
-  bool describe = false;
   /// task::hash_password: the user name and the PBKDF2 iterations.
   std::string hash_user;
   unsigned hash_iterations = rapidrpc::default_password_iterations;

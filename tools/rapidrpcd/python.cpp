@@ -6,10 +6,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
@@ -130,136 +126,7 @@ std::vector<std::string> strings(const rapidrpc::value& v) {
   return out;
 }
 
-// The fork server's connection, for the SIGUSR1 handler.
-int fork_server = -1;
-
-// SIGUSR1 (the pool's "print your stack" before it kills a runaway) goes on
-// to the Python worker, through the fork server.
-void pass_on_usr1(int) {
-  const char u = 'u';
-  [[maybe_unused]] auto n = ::write(fork_server, &u, 1);
-}
-
-bool write_all(int fd, const char* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t done = ::write(fd, p, n);
-    if (done < 0 && errno == EINTR) continue;
-    if (done <= 0) return false;
-    p += done;
-    n -= static_cast<std::size_t>(done);
-  }
-  return true;
-}
-
-// Reads exactly `n` bytes; false at end of stream or on an error.
-bool read_all(int fd, unsigned char* p, std::size_t n) {
-  while (n > 0) {
-    ssize_t got = ::read(fd, p, n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= static_cast<std::size_t>(got);
-  }
-  return true;
-}
-
-int connect_unix(const std::string& path) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof address.sun_path) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    int e = errno;
-    ::close(fd);
-    errno = e;
-    return -1;
-  }
-  return fd;
-}
-
-// Sends the request byte 'w' with descriptor `handed` attached.
-bool send_with_fd(int fd, int handed) {
-  char tag = 'w';
-  iovec iov{&tag, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &handed, sizeof(int));
-  ssize_t n;
-  do {
-    n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  return n == 1;
-}
-
 }  // namespace
-
-int serve_attached_worker(const std::string& socket, bool describe) {
-  // Killed with rapidrpcd: the fork server then kills the Python worker.
-  const pid_t host = ::getppid();
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != host) return 1;
-  int fd = connect_unix(socket);
-  if (fd < 0) {
-    std::fprintf(stderr, "rapidrpcd: cannot reach the Python program's fork server at %s: %s\n",
-                 socket.c_str(), std::strerror(errno));
-    return 1;
-  }
-  if (describe) {
-    if (!write_all(fd, "d", 1)) return 1;
-    char buf[65536];
-    for (;;) {
-      ssize_t got = ::read(fd, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return 1;
-      if (got == 0) return 0;
-      if (!write_all(STDOUT_FILENO, buf, static_cast<std::size_t>(got))) return 1;
-    }
-  }
-  // The handler is in place before the worker exists. This process keeps
-  // its descriptor 3 open until it ends, so the pool sees the stream end
-  // only after this process has taken the worker's way of ending.
-  fork_server = fd;
-  struct sigaction usr1 {};
-  usr1.sa_handler = pass_on_usr1;
-  usr1.sa_flags = SA_RESTART;
-  sigemptyset(&usr1.sa_mask);
-  ::sigaction(SIGUSR1, &usr1, nullptr);
-  sigset_t all;
-  sigfillset(&all);
-  ::sigprocmask(SIG_UNBLOCK, &all, nullptr);  // the pool's thread had stop signals blocked
-  if (!send_with_fd(fd, 3)) {
-    std::fprintf(stderr, "rapidrpcd: cannot hand a worker socket to the Python fork server: %s\n",
-                 std::strerror(errno));
-    return 1;
-  }
-  // The fork server's answer when the worker ends: 'x' and its exit
-  // status, or 's' and the signal that ended it.
-  unsigned char end[2];
-  if (!read_all(fd, end, 2)) {
-    std::fprintf(stderr, "rapidrpcd: the Python program's fork server went away\n");
-    return 1;
-  }
-  if (end[0] == 'x') return end[1];
-  const int sig = end[1];
-  rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);  // the worker dumped its own core, if any
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-  return 128 + sig;
-}
 
 std::string self_executable() {
   char self[4096];
@@ -269,7 +136,6 @@ std::string self_executable() {
 }
 
 std::vector<std::string> python_worker_command(const python_settings& python) {
-  if (!python.attach.empty()) return {self_executable(), "--python-attach-worker", python.attach};
   std::vector<std::string> argv{python.exe, worker_program(), "--module", python.module};
   for (const auto& p : python.paths) {
     argv.emplace_back("--path");

@@ -12,16 +12,12 @@
 
 namespace rapidrpcd {
 
-/// What --python, --python-path, --python-exe and --python-attach say.
+/// What --python, --python-path and --python-exe say.
 struct python_settings {
   std::string module;  ///< MODULE or MODULE:HOOK; empty: no --python
-  /// --python-attach SOCKET: the methods are a Python program's own (`from
-  /// rapidrpc import SimpleXMLRPCServer`), and its fork server, listening on
-  /// this Unix socket, makes the worker processes (python/rapidrpc/server.py).
-  std::string attach;
 
-  /// True with --python or --python-attach.
-  bool on() const noexcept { return !module.empty() || !attach.empty(); }
+  /// True with --python.
+  bool on() const noexcept { return !module.empty(); }
   std::vector<std::string> paths;  ///< added to the worker's sys.path, in order
   std::string exe = "/usr/bin/python3";
 };
@@ -32,15 +28,6 @@ std::string self_executable();
 
 /// The worker processes' command line.
 std::vector<std::string> python_worker_command(const python_settings& python);
-
-/// A worker process of --python-attach (rapidrpcd --python-attach-worker
-/// SOCKET): hands its descriptor 3 (the worker protocol's socket) to the
-/// fork server at `socket`, which forks a Python worker to serve it, and
-/// ends as that worker ends (its exit status, or its signal). SIGUSR1 is
-/// passed on to the worker; when this process is killed, the fork server
-/// kills the worker. With `describe`, prints the method table instead.
-/// Returns the exit status.
-int serve_attached_worker(const std::string& socket, bool describe);
 
 /// Registers the methods the module offers, as its describe step lists
 /// them. Throws std::runtime_error with the worker's own words (an import
