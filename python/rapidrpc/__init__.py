@@ -2,11 +2,23 @@
 
     from rapidrpc import SimpleXMLRPCServer
 
-is the standard library's xmlrpc.server.SimpleXMLRPCServer, served by
-rapidrpcd: its registered functions run in Python worker processes, one
-call per worker at once (docs/python.md). Standard library only.
+is the standard library's xmlrpc.server.SimpleXMLRPCServer (and
+MultiPathXMLRPCServer, DocXMLRPCServer), its request handling run as the
+standard library's, with rapidrpcd in front keeping the connections
+(docs/python.md). Standard library only.
 """
 
-from rapidrpc.server import SimpleXMLRPCRequestHandler, SimpleXMLRPCServer, find_rapidrpcd
+from rapidrpc.server import (CGIXMLRPCRequestHandler, DocCGIXMLRPCRequestHandler,
+                             DocXMLRPCRequestHandler, DocXMLRPCServer, ForkingMixIn,
+                             MultiPathXMLRPCServer, ServerHTMLDoc, SimpleXMLRPCDispatcher,
+                             SimpleXMLRPCRequestHandler, SimpleXMLRPCServer, ThreadingMixIn,
+                             XMLRPCDocGenerator, find_rapidrpcd, list_public_methods,
+                             resolve_dotted_attribute)
 
-__all__ = ["SimpleXMLRPCServer", "SimpleXMLRPCRequestHandler", "find_rapidrpcd"]
+__all__ = [
+    "SimpleXMLRPCServer", "MultiPathXMLRPCServer", "DocXMLRPCServer",
+    "SimpleXMLRPCRequestHandler", "SimpleXMLRPCDispatcher", "DocXMLRPCRequestHandler",
+    "CGIXMLRPCRequestHandler", "DocCGIXMLRPCRequestHandler", "ServerHTMLDoc",
+    "XMLRPCDocGenerator", "resolve_dotted_attribute", "list_public_methods",
+    "ThreadingMixIn", "ForkingMixIn", "find_rapidrpcd",
+]

@@ -427,20 +427,18 @@ def serve(worker, fd):
             done += os.write(fd, frame[done:])
 
 
-def die_with_host(fd=None):
+def die_with_host(fd):
     """SIGKILL this worker when the host goes (a busy worker would not see
     its socket close until its call ends). Linux's PR_SET_PDEATHSIG.
 
-    With `fd` (one end of a socket pair the host made), the host is the
-    process that made it (SO_PEERCRED), not our parent now: a host killed
-    while this interpreter started has left us to another parent already,
-    which getppid() would take for the host."""
-    host = os.getppid()
-    if fd is not None:
-        import socket
-        with socket.socket(fileno=os.dup(fd)) as s:
-            host = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                    struct.calcsize("3i")))[0]
+    The host is the process that made `fd`, one end of a socket pair
+    (SO_PEERCRED), not our parent now: a host killed while this interpreter
+    started has left us to another parent already, which getppid() would
+    take for the host."""
+    import socket
+    with socket.socket(fileno=os.dup(fd)) as s:
+        host = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                struct.calcsize("3i")))[0]
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG

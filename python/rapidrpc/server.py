@@ -1,4 +1,4 @@
-"""SimpleXMLRPCServer, served by rapidrpcd.
+"""SimpleXMLRPCServer and its kin, with rapidrpcd in front.
 
 A script written for the standard library's xmlrpc.server changes its import
 line and keeps the rest:
@@ -9,38 +9,74 @@ line and keeps the rest:
         server.register_function(pow)
         server.serve_forever()
 
-The constructor binds and listens as the standard library's does.
-serve_forever() forks a fork server holding the registered functions, then
-starts rapidrpcd on the listening socket: rapidrpcd does the HTTP, XML-RPC,
-JSON-RPC and connections, and each of its worker processes asks the fork
-server for a Python worker forked from it, so the functions (closures and
-lambdas too) run there as registered. docs/python.md says what differs from
-the standard library.
+The classes here are the standard library's, subclassed: the script's
+request handler class, the dispatcher, the faults, the encodings and the
+documentation pages are the standard library's own code, run in the
+script's process (or in the threads and processes its mixin or `workers=`
+asks for). What changes is the socket the server accepts from. The
+constructor binds and listens on TCP as the standard library does; at the
+first serve_forever() or handle_request() rapidrpcd starts on that TCP
+socket (--listen-fd) and relays each client connection's requests to a Unix
+socket in a private directory (--relay): `self.socket` accepts from there.
+rapidrpcd keeps the client connections (HTTP/1.1 framing, keep-alive, slow
+clients, limits); each relayed connection starts with a PROXY protocol line
+naming the client, which accept() reads, and the first bytes back are the
+serving process's pid (docs/design.md, "The relay"). docs/python.md says
+what still differs from the standard library.
 """
 
+import ctypes
 import faulthandler
-import functools
 import os
+import queue
+import select
 import selectors
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
-import warnings
-from xmlrpc.server import SimpleXMLRPCRequestHandler
+import weakref
+import xmlrpc.server
+from socketserver import ForkingMixIn, ThreadingMixIn
+from xmlrpc.client import Fault, dumps, loads
+from xmlrpc.server import (CGIXMLRPCRequestHandler, DocCGIXMLRPCRequestHandler,
+                           DocXMLRPCRequestHandler, ServerHTMLDoc, SimpleXMLRPCDispatcher,
+                           SimpleXMLRPCRequestHandler, XMLRPCDocGenerator, list_public_methods,
+                           resolve_dotted_attribute)
 
-from rapidrpc import _worker
+__all__ = [
+    "SimpleXMLRPCServer", "MultiPathXMLRPCServer", "DocXMLRPCServer",
+    "SimpleXMLRPCRequestHandler", "SimpleXMLRPCDispatcher", "DocXMLRPCRequestHandler",
+    "CGIXMLRPCRequestHandler", "DocCGIXMLRPCRequestHandler", "ServerHTMLDoc",
+    "XMLRPCDocGenerator", "resolve_dotted_attribute", "list_public_methods",
+    "ThreadingMixIn", "ForkingMixIn", "find_rapidrpcd",
+]
 
-__all__ = ["SimpleXMLRPCServer", "SimpleXMLRPCRequestHandler", "find_rapidrpcd"]
+# The standard library's classes, taken now: a program (CPython's own tests
+# among them) may put ours in xmlrpc.server's place afterwards.
+_StdSimpleXMLRPCServer = xmlrpc.server.SimpleXMLRPCServer
+_StdMultiPathXMLRPCServer = xmlrpc.server.MultiPathXMLRPCServer
+_StdDocXMLRPCServer = xmlrpc.server.DocXMLRPCServer
 
-# rapidrpcd's own drain time on SIGTERM (--drain-timeout): calls in flight
-# get this long to finish when serving stops.
+# Seconds that requests in flight get to finish when serving stops: rapidrpcd's
+# --drain-timeout, and the wait for the processes of workers=N.
 DRAIN_SECONDS = 10
+# A relayed connection's PROXY line comes with its request, at once; this
+# bounds the wait should it not.
+PROXY_LINE_SECONDS = 10
+# PROXY protocol v1: the longest line, CRLF included.
+PROXY_LINE_MAX = 107
+# fault_details=False: the fault of any exception other than Fault.
+INTERNAL_ERROR = -32603
+# workers=N: a process that lived less than this is replaced this much later,
+# so a script that fails at once does not fork in a loop.
+RESPAWN_SECONDS = 1.0
+PR_SET_PDEATHSIG = 1
 
 
 def find_rapidrpcd():
@@ -63,48 +99,348 @@ def find_rapidrpcd():
         "(scripts/setup.sh builds build/bin/rapidrpcd) or put it in PATH")
 
 
-class SimpleXMLRPCServer:
-    """xmlrpc.server.SimpleXMLRPCServer's interface, served by rapidrpcd.
+# ---- the socket ----
 
-    Besides the standard library's arguments: `workers`, the number of
-    Python worker processes (calls that run at once; default one per core),
-    and `method_timeout`, seconds a call may run before it fails with fault
-    -32001 and its worker is replaced (default: no limit). From
-    `requestHandler` the server takes `rpc_paths` and `encode_threshold`;
-    rapidrpcd handles the requests itself."""
+class _RelayedConnection(socket.socket):
+    """One connection rapidrpcd relays: its first bytes back are the pid of
+    the process that serves it (announce()); finish_request() sends them,
+    and so does the first write of a program that serves it otherwise.
+    getpeername() and getsockname() are the client's TCP connection's (its
+    PROXY line); TCP options are rapidrpcd's to set on that connection."""
 
-    address_family = socket.AF_INET
-    socket_type = socket.SOCK_STREAM
-    allow_reuse_address = True
-    allow_reuse_port = False
-    # The standard library's is 5: it serves one connection at a time.
-    # rapidrpcd serves them all at once, and a burst of clients must not
-    # find the queue full before it accepts them.
-    request_queue_size = socket.SOMAXCONN
+    announced = False
+    peer = ("", 0)
+    local = ("", 0)
 
-    def __init__(self, addr, requestHandler=SimpleXMLRPCRequestHandler, logRequests=True,
-                 allow_none=False, encoding=None, bind_and_activate=True,
-                 use_builtin_types=False, *, workers=None, method_timeout=None):
-        if workers is not None and (not isinstance(workers, int) or workers < 1):
+    def getpeername(self):
+        return self.peer
+
+    def getsockname(self):
+        return self.local
+
+    def setsockopt(self, level, *args):
+        if level == socket.IPPROTO_TCP:
+            return None  # TCP_NODELAY (StreamRequestHandler's) and the like
+        return super().setsockopt(level, *args)
+
+    def announce(self):
+        if not self.announced:
+            self.announced = True
+            super().sendall(b"%d\n" % os.getpid())
+
+    def send(self, data, flags=0):
+        if not self.announced:
+            self.announce()
+        return super().send(data, flags)
+
+    def sendall(self, data, flags=0):
+        if not self.announced:
+            self.announce()
+        return super().sendall(data, flags)
+
+
+def _read_proxy_line(conn):
+    """The client's and the local address from the PROXY line that starts
+    `conn`, as a TCP socket's accept() and getsockname() would give them."""
+    head = conn.recv(PROXY_LINE_MAX, socket.MSG_PEEK)
+    end = head.find(b"\r\n")
+    line = b""
+    want = end + 2 if end >= 0 else 1
+    while not line.endswith(b"\r\n"):
+        if len(line) >= PROXY_LINE_MAX:
+            raise ConnectionError("rapidrpc: the relayed connection does not start with a "
+                                  "PROXY line")
+        chunk = conn.recv(want - len(line) if end >= 0 else 1)
+        if not chunk:
+            raise ConnectionError("rapidrpc: the relayed connection ended before its PROXY line")
+        line += chunk
+    fields = line[:-2].decode("ascii", "replace").split(" ")
+    if fields[0] != "PROXY":
+        raise ConnectionError(f"rapidrpc: not a PROXY line: {line[:40]!r}")
+    try:
+        if fields[1] == "TCP4" and len(fields) == 6:
+            return (fields[2], int(fields[4])), (fields[3], int(fields[5]))
+        if fields[1] == "TCP6" and len(fields) == 6:
+            return (fields[2], int(fields[4]), 0, 0), (fields[3], int(fields[5]), 0, 0)
+    except ValueError:
+        pass
+    if len(fields) > 1 and fields[1] == "UNKNOWN":
+        return ("", 0), ("", 0)
+    raise ConnectionError(f"rapidrpc: a PROXY line not understood: {line!r}")
+
+
+class _Relay:
+    """rapidrpcd and its Unix socket's directory: what server_close() (or the
+    script's exit) ends. Held apart from the socket for its finalizer."""
+
+    def __init__(self):
+        self.owner = os.getpid()  # forked processes leave it to this one
+        self.dir = None
+        self.path = None
+        self.daemon = None  # rapidrpcd's Popen
+
+    def end(self):
+        if os.getpid() != self.owner:
+            return
+        daemon, self.daemon = self.daemon, None
+        if daemon is not None and daemon.returncode is None:
+            try:
+                daemon.send_signal(signal.SIGTERM)
+                daemon.wait(DRAIN_SECONDS + 5)
+            except BaseException:  # noqa: BLE001 - a Ctrl-C or a hang: it goes now
+                daemon.kill()
+                daemon.wait()
+                raise
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+class _RelaySocket(socket.socket):
+    """`server.socket`: the Unix listener rapidrpcd relays to, standing for
+    the TCP socket it holds (`tcp`). Options, bind(), getsockname() and
+    listen() are the TCP socket's (listen() also makes the Unix listener);
+    accept(), settimeout(), fileno() and select() are the Unix listener's;
+    close() closes both and stops rapidrpcd."""
+
+    def __init__(self, tcp):
+        super().__init__(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.tcp = tcp
+        self.relay = _Relay()
+        self._finalizer = weakref.finalize(self, self.relay.end)
+
+    def setsockopt(self, *args):
+        return self.tcp.setsockopt(*args)
+
+    def getsockopt(self, *args):
+        return self.tcp.getsockopt(*args)
+
+    def bind(self, address):
+        return self.tcp.bind(address)
+
+    def getsockname(self):
+        return self.tcp.getsockname()
+
+    def listen(self, *backlog):
+        self.tcp.listen(*backlog)
+        relay = self.relay
+        if relay.path is None:
+            relay.dir = tempfile.mkdtemp(prefix="rapidrpc-")  # 0700: this user's only
+            relay.path = os.path.join(relay.dir, "relay")
+            super().bind(relay.path)
+        # rapidrpcd does not queue: the requests waiting for the script do,
+        # here, however short the TCP queue the script asked for.
+        super().listen(socket.SOMAXCONN)
+
+    def accept(self):
+        """A relayed connection and its client's address (its PROXY line)."""
+        fd, _ = self._accept()
+        conn = _RelayedConnection(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=fd)
+        if socket.getdefaulttimeout() is None and self.gettimeout():
+            conn.setblocking(True)
+        try:
+            timeout = conn.gettimeout()
+            conn.settimeout(PROXY_LINE_SECONDS)
+            conn.peer, conn.local = _read_proxy_line(conn)
+            conn.settimeout(timeout)
+        except BaseException:
+            conn.close()
+            raise
+        return conn, conn.peer
+
+    def start(self, command):
+        """Starts rapidrpcd, `command(unix path)`, if it is not running."""
+        relay = self.relay
+        if relay.daemon is not None:
+            code = relay.daemon.poll()
+            if code is None:
+                return
+            raise RuntimeError(f"serving stopped: rapidrpcd exited with status {code}; the "
+                               "standard error above says why")
+        if relay.path is None or self.tcp.fileno() < 0:
+            raise RuntimeError("rapidrpc: the server is not listening (server_activate() "
+                               "was not called, or server_close() was)")
+        if os.getpid() != relay.owner:
+            raise RuntimeError("rapidrpc: serving starts in the process that made the server")
+        relay.daemon = _spawn(
+            command(relay.path), pass_fds=(self.tcp.fileno(),), env=_daemon_environment(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=_dying_with(os.getpid(), signal.SIGTERM))
+
+    def ended(self):
+        """How rapidrpcd ended, if it did on its own; else None."""
+        daemon = self.relay.daemon
+        if daemon is None or daemon.poll() is None:
+            return None
+        return f"serving stopped: rapidrpcd exited with status {daemon.returncode}"
+
+    def close(self):
+        # The Unix listener first: requests queued there fail now (rapidrpcd
+        # answers 502) rather than wait out rapidrpcd's drain.
+        try:
+            super().close()
+            self.tcp.close()
+        finally:
+            self._finalizer()  # self.relay.end(), once
+
+
+def _daemon_environment():
+    # The script's service manager talks to the script, not to rapidrpcd.
+    return {k: v for k, v in os.environ.items()
+            if k not in ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")}
+
+
+_prctl = None
+
+
+def _load_prctl():
+    global _prctl
+    if _prctl is None:
+        try:
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            _prctl = False
+    return _prctl
+
+
+def _die_with_parent(parent, sig):
+    """Linux sends `sig` to this process when the thread that forked it
+    ends (PR_SET_PDEATHSIG); if `parent` is gone already, exit now."""
+    prctl = _load_prctl()
+    if prctl:
+        prctl(PR_SET_PDEATHSIG, int(sig))
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _dying_with(parent, sig):
+    _load_prctl()  # here, not in the child
+    return lambda: _die_with_parent(parent, sig)
+
+
+# rapidrpcd is started from one thread that lives as long as the process:
+# PR_SET_PDEATHSIG fires when the *thread* that forked it ends, and
+# serve_forever() may run in a thread that ends before the server does.
+_spawn_lock = threading.Lock()
+_spawn_queue = None
+
+
+def _spawn(*args, **kwargs):
+    global _spawn_queue
+    with _spawn_lock:
+        if _spawn_queue is None:
+            _spawn_queue = queue.SimpleQueue()
+            threading.Thread(target=_spawner, args=(_spawn_queue,), name="rapidrpc-spawner",
+                             daemon=True).start()
+        requests = _spawn_queue
+    answer = queue.SimpleQueue()
+    requests.put((args, kwargs, answer))
+    ok, value = answer.get()
+    if not ok:
+        raise value
+    return value
+
+
+def _spawner(requests):
+    while True:
+        args, kwargs, answer = requests.get()
+        try:
+            answer.put((True, subprocess.Popen(*args, **kwargs)))
+        except BaseException as e:  # noqa: BLE001 - raised in the caller
+            answer.put((False, e))
+        del args, kwargs, answer
+
+
+def _forget_spawner():
+    global _spawn_queue, _spawn_lock
+    _spawn_queue = None  # its thread is not in a forked child
+    _spawn_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_spawner)
+
+
+# ---- faults without details ----
+
+def _report(what):
+    print(f"rapidrpc: {what} (pid {os.getpid()}):", file=sys.stderr)
+    traceback.print_exc()
+    sys.stderr.flush()
+
+
+def _internal_error(dispatcher):
+    return dumps(Fault(INTERNAL_ERROR, "internal error"), allow_none=dispatcher.allow_none,
+                 encoding=dispatcher.encoding)
+
+
+def _marshaled_without_details(dispatcher, data, dispatch_method):
+    """SimpleXMLRPCDispatcher._marshaled_dispatch, but any exception other
+    than Fault is fault -32603 "internal error", its traceback on stderr."""
+    try:
+        params, method = loads(data, use_builtin_types=dispatcher.use_builtin_types)
+        if dispatch_method is not None:
+            response = dispatch_method(method, params)
+        else:
+            response = dispatcher._dispatch(method, params)
+        response = dumps((response,), methodresponse=1, allow_none=dispatcher.allow_none,
+                         encoding=dispatcher.encoding)
+    except Fault as fault:
+        response = dumps(fault, allow_none=dispatcher.allow_none, encoding=dispatcher.encoding)
+    except BaseException:  # noqa: BLE001 - the standard library's catch, without details
+        _report("a call failed")
+        response = _internal_error(dispatcher)
+    return response.encode(dispatcher.encoding, "xmlcharrefreplace")
+
+
+# ---- the servers ----
+
+class _Relayed:
+    """What the three servers add to the standard library's: the relay
+    socket, rapidrpcd's start and end, workers=N, fault_details, and a
+    shutdown() that returns at once when called while serving."""
+
+    _default_handler = SimpleXMLRPCRequestHandler
+
+    def __init__(self, addr, requestHandler=None, logRequests=True, allow_none=False,
+                 encoding=None, bind_and_activate=True, use_builtin_types=False, *,
+                 workers=None, method_timeout=None, fault_details=True):
+        if self.__dict__.get("_rapidrpc_initializing"):
+            # The standard library's MultiPathXMLRPCServer and
+            # DocXMLRPCServer call SimpleXMLRPCServer.__init__ by its name in
+            # xmlrpc.server, which is this class where a program put it there.
+            return _StdSimpleXMLRPCServer.__init__(self, addr, requestHandler, logRequests,
+                                                   allow_none, encoding, bind_and_activate,
+                                                   use_builtin_types)
+        if workers is not None and (type(workers) is not int or workers < 1):
             raise ValueError("workers must be a positive int")
+        if workers is not None and isinstance(self, (ThreadingMixIn, ForkingMixIn)):
+            mixin = "ThreadingMixIn" if isinstance(self, ThreadingMixIn) else "ForkingMixIn"
+            raise ValueError(
+                f"rapidrpc: workers= and {mixin} both say how calls run at once: {mixin} "
+                "serves each connection in its own " +
+                ("thread" if mixin == "ThreadingMixIn" else "forked process") +
+                ", workers=N in N processes forked at serve_forever(); keep one of them")
         if method_timeout is not None and not method_timeout > 0:
             raise ValueError("method_timeout must be a positive number of seconds")
-        self.rapidrpcd = find_rapidrpcd()
-        self.server_address = addr
-        self.RequestHandlerClass = requestHandler
-        self.logRequests = logRequests
-        self.allow_none = allow_none
-        self.encoding = encoding or "utf-8"
-        self.use_builtin_types = use_builtin_types
-        self.workers = workers or os.cpu_count() or 1
+        if self.address_family not in (socket.AF_INET, socket.AF_INET6):
+            raise ValueError(
+                f"rapidrpc: address_family {self.address_family!r} is not served: rapidrpcd "
+                "listens on TCP (AF_INET, AF_INET6); use xmlrpc.server's server for another")
+        if self.socket_type != socket.SOCK_STREAM:
+            raise ValueError("rapidrpc: socket_type must be SOCK_STREAM: rapidrpcd serves TCP")
+        self.rapidrpcd_path = find_rapidrpcd()
+        self.workers = workers
         self.method_timeout = method_timeout
-        self.funcs = {}
-        self.instance = None
-        self.allow_dotted_names = False
-        self.__shutdown_request = False
-        self.__is_shut_down = threading.Event()
-        self.__is_shut_down.set()
-        self.socket = socket.socket(self.address_family, self.socket_type)
+        self.fault_details = fault_details
+        self._serving = None  # (pid, thread id) of the serve_forever() running
+        self._stop_write = None  # shutdown() from another process writes here
+        self._rapidrpc_initializing = True
+        try:
+            super().__init__(addr, requestHandler or self._default_handler, logRequests,
+                             allow_none, encoding, False, use_builtin_types)
+        finally:
+            del self._rapidrpc_initializing
+        self.socket = _RelaySocket(self.socket)
         if bind_and_activate:
             try:
                 self.server_bind()
@@ -113,347 +449,261 @@ class SimpleXMLRPCServer:
                 self.server_close()
                 raise
 
-    # ---- the socket, as socketserver.TCPServer has it ----
+    # ---- rapidrpcd ----
 
-    def server_bind(self):
-        if self.allow_reuse_address and hasattr(socket, "SO_REUSEADDR"):
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if self.allow_reuse_port and hasattr(socket, "SO_REUSEPORT"):
-            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        self.socket.bind(self.server_address)
-        self.server_address = self.socket.getsockname()
+    def _rapidrpcd_command(self, path):
+        cmd = [self.rapidrpcd_path, "--listen-fd", str(self.socket.tcp.fileno()),
+               "--relay", path, "--relay-keep-pid", str(os.getpid()),
+               "--drain-timeout", str(DRAIN_SECONDS)]
+        if self.method_timeout:
+            cmd += ["--method-timeout", str(self.method_timeout)]
+        return cmd
 
-    def server_activate(self):
-        self.socket.listen(self.request_queue_size)
-
-    def server_close(self):
-        self.socket.close()
-
-    def fileno(self):
-        return self.socket.fileno()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.server_close()
-
-    # ---- registration, as SimpleXMLRPCDispatcher has it ----
-
-    def register_function(self, function=None, name=None):
-        """Registers `function` under `name` (default: its __name__); as a
-        decorator, @server.register_function or
-        @server.register_function(name="x")."""
-        if function is None:
-            return functools.partial(self.register_function, name=name)
-        if name is None:
-            name = function.__name__
-        self.funcs[name] = function
-        return function
-
-    def register_instance(self, instance, allow_dotted_names=False):
-        """Serves `instance`'s public methods (with allow_dotted_names, its
-        attributes' too: read the standard library's warning first)."""
-        self.instance = instance
-        self.allow_dotted_names = allow_dotted_names
-
-    def register_introspection_functions(self):
-        """rapidrpcd always answers system.listMethods, system.methodHelp
-        and system.methodSignature."""
-
-    def register_multicall_functions(self):
-        """rapidrpcd always answers system.multicall."""
+    def _relay_up(self):
+        if not isinstance(self.socket, _RelaySocket):
+            raise RuntimeError(
+                "rapidrpc: server.socket is no longer the socket the constructor made (wrapped "
+                "for TLS?): rapidrpcd accepts the connections on it; terminate TLS in front of "
+                "the script (docs/python.md), or use xmlrpc.server's server")
+        self.socket.start(self._rapidrpcd_command)
 
     # ---- serving ----
 
+    def handle_request(self):
+        self._relay_up()
+        return super().handle_request()
+
+    def finish_request(self, request, client_address):
+        if isinstance(request, _RelayedConnection):
+            request.announce()
+        super().finish_request(request, client_address)
+
     def serve_forever(self, poll_interval=0.5):
-        """Serves until shutdown() is called from another thread (or a
-        KeyboardInterrupt, which is raised here once serving has stopped)."""
-        self.__is_shut_down.clear()
+        """Serves until shutdown(), from any thread or process of the
+        server (a registered function's call included)."""
+        self._relay_up()
+        is_shut_down = self._BaseServer__is_shut_down
+        is_shut_down.clear()
+        stop_read, self._stop_write = os.pipe()
+        self._serving = (os.getpid(), threading.get_ident())
         try:
-            with _Serving(self) as serving:
-                while not self.__shutdown_request:
-                    ended = serving.wait(poll_interval)
-                    if ended is not None:
-                        raise RuntimeError(f"serving stopped: {ended}; the standard error above "
-                                           "says why")
+            if self.workers:
+                self._supervise(poll_interval, stop_read)
+            else:
+                self._loop(poll_interval, stop_read)
         finally:
-            self.__shutdown_request = False
-            self.__is_shut_down.set()
+            self._serving = None
+            os.close(stop_read)
+            os.close(self._stop_write)
+            self._stop_write = None
+            self._BaseServer__shutdown_request = False
+            is_shut_down.set()
+
+    def _loop(self, poll_interval, stop_read):
+        """socketserver's serve_forever() loop; it also ends when another
+        process writes to the stop pipe, or when rapidrpcd ends."""
+        with selectors.PollSelector() as selector:
+            selector.register(self, selectors.EVENT_READ)
+            if stop_read is not None:
+                selector.register(stop_read, selectors.EVENT_READ)
+            while not self._BaseServer__shutdown_request:
+                ready = selector.select(poll_interval)
+                if self._BaseServer__shutdown_request:
+                    break
+                if any(key.fileobj is self for key, _ in ready):
+                    self._handle_request_noblock()
+                elif ready:
+                    break  # the stop pipe
+                elif stop_read is not None and self.socket.ended():
+                    raise RuntimeError(self.socket.ended() + "; the standard error above says "
+                                       "why")
+                self.service_actions()
 
     def shutdown(self):
-        """Stops serve_forever() (calls in flight finish first) and waits
-        until it has returned. Call it from another thread."""
-        self.__shutdown_request = True
-        self.__is_shut_down.wait()
-
-    def _rapidrpcd_command(self, fork_server_path):
-        handler = self.RequestHandlerClass
-        paths = list(getattr(handler, "rpc_paths", ("/", "/RPC2"))) or ["*"]
-        threshold = getattr(handler, "encode_threshold", 1400)
-        cmd = [self.rapidrpcd, "--python-attach", fork_server_path,
-               "--listen-fd", str(self.socket.fileno()),
-               "--workers", str(self.workers),
-               "--gzip-min-bytes", str(threshold or 0),
-               "--drain-timeout", str(DRAIN_SECONDS)]
-        for p in paths:
-            cmd += ["--path", p]
-        if self.method_timeout:
-            cmd += ["--method-timeout", str(self.method_timeout)]
-        if self.logRequests:
-            cmd += ["--access-log", "-"]
-        return cmd
-
-
-class _Serving:
-    """One serve_forever(): the fork server and rapidrpcd, and their end."""
-
-    def __init__(self, server):
-        self.server = server
-        self.dir = None
-        self.fork_server = None  # its pid
-        self.control = None      # its end of stream tells the fork server to stop
-        self.rapidrpcd = None
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, kind, value, tb):
-        interrupted = self.stop()
-        if interrupted and kind is None:
-            raise KeyboardInterrupt
-
-    def start(self):
-        server = self.server
-        methods = _worker.methods_of(server.funcs, server.instance, server.allow_dotted_names)
-        table = _worker.describe(methods)
-        worker = _worker.Worker(methods, server.allow_none, server.use_builtin_types)
-        self.dir = tempfile.mkdtemp(prefix="rapidrpc-")  # 0700: this user's only
-        path = os.path.join(self.dir, "fork-server")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(path)
-            listener.listen(64)
-            control_read, self.control = os.pipe()
-            try:
-                _flush_std()  # what is buffered is printed once, not once per process
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
-                    pid = os.fork()
-                if pid == 0:
-                    _fork_server_main(listener, control_read, self.control, table, worker,
-                                      server.socket)
-                self.fork_server = pid
-            finally:
-                os.close(control_read)
-        finally:
-            listener.close()
-        out = 2 if server.logRequests else subprocess.DEVNULL
-        # The script's service manager talks to the script, not to rapidrpcd.
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")}
-        self.rapidrpcd = subprocess.Popen(
-            server._rapidrpcd_command(path), pass_fds=(server.socket.fileno(),), env=env,
-            stdin=subprocess.DEVNULL, stdout=out, start_new_session=True)
-
-    def wait(self, timeout):
-        """Waits up to `timeout`; what ended serving, or None while it goes on."""
-        try:
-            return f"rapidrpcd exited with status {self.rapidrpcd.wait(timeout)}"
-        except subprocess.TimeoutExpired:
-            pass
-        pid, status = os.waitpid(self.fork_server, os.WNOHANG)
-        if pid != 0:
-            self.fork_server = None
-            return f"the fork server exited with status {os.waitstatus_to_exitcode(status)}"
-        return None
-
-    def stop(self):
-        """Stops rapidrpcd (calls in flight finish), then the fork server and
-        its workers. True if a KeyboardInterrupt came meanwhile."""
-        interrupted = False
-        if self.rapidrpcd is not None and self.rapidrpcd.returncode is None:
-            try:
-                self.rapidrpcd.send_signal(signal.SIGTERM)
-                self.rapidrpcd.wait(DRAIN_SECONDS + 5)
-            except (KeyboardInterrupt, subprocess.TimeoutExpired) as e:
-                interrupted = isinstance(e, KeyboardInterrupt)
-                self.rapidrpcd.kill()
-                self.rapidrpcd.wait()
-        if self.control is not None:
-            os.close(self.control)
-            self.control = None
-        if self.fork_server is not None:
-            while True:
-                try:
-                    os.waitpid(self.fork_server, 0)
-                    break
-                except KeyboardInterrupt:
-                    interrupted = True
-                except ChildProcessError:
-                    break
-            self.fork_server = None
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-        return interrupted
-
-
-def _fork_server_main(listener, control, control_write, table, worker, tcp_socket):
-    """The fork server's process: never returns into the script."""
-    status = 1
-    try:
-        os.close(control_write)
-        tcp_socket.close()  # rapidrpcd's, not this process's
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the script's
-        _worker.die_with_host()  # the script's death ends it
-        status = _ForkServer(listener, control, table, worker).run()
-    except BaseException:  # noqa: BLE001 - reported, never raised into the script
-        traceback.print_exc()
-    finally:
-        _flush_std()
-        os._exit(status)
-
-
-class _ForkServer:
-    """Forks one Python worker for each rapidrpcd worker process that asks.
-
-    A rapidrpcd worker process connects, sends b"w" with its worker-protocol
-    socket attached (SCM_RIGHTS) and waits. A worker forked from here serves
-    that socket; when it ends, its way of ending goes back (b"x" and the exit
-    status, or b"s" and the signal) and the connection is closed. b"u" from
-    the process is passed on to the worker as SIGUSR1 (print the stack); the
-    connection's end (that process was killed) kills the worker. b"d" asks
-    for the method table. The end of `control` stops it all."""
-
-    def __init__(self, listener, control, table, worker):
-        self.listener = listener
-        self.control = control
-        self.table = table
-        self.worker = worker
-        self.selector = selectors.DefaultSelector()
-        self.workers = {}  # pid -> [connection or None, pidfd]
-
-    def run(self):
-        self.selector.register(self.listener, selectors.EVENT_READ, self.accept)
-        self.selector.register(self.control, selectors.EVENT_READ, None)
-        while True:
-            for key, _ in self.selector.select():
-                if key.data is None:
-                    return self.finish()
-                key.data(key.fileobj)
-
-    def accept(self, listener):
-        try:
-            conn, _ = listener.accept()
-        except OSError:
+        """Stops serve_forever(). From another thread of the serving process
+        it waits until serve_forever() has returned, as the standard
+        library's; from the serving thread itself (a registered function)
+        or from another process (workers=N, ForkingMixIn) it returns at
+        once, and serve_forever() returns once the call has been answered."""
+        self._BaseServer__shutdown_request = True
+        serving = self._serving
+        if serving is None:
             return
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        _, uid, _ = struct.unpack("3i", creds)
-        if uid != os.getuid():
-            conn.close()
-            return
-        conn.settimeout(5)
-        try:
-            message, fds, _, _ = socket.recv_fds(conn, 1, 1)
-        except OSError:
-            conn.close()
-            return
-        if message == b"d":
-            for fd in fds:
-                os.close(fd)
+        if serving[0] != os.getpid():
             try:
-                conn.sendall(self.table)
+                os.write(self._stop_write, b"s")
             except OSError:
                 pass
-            conn.close()
-        elif message == b"w" and len(fds) == 1:
-            pid = self.fork_worker(fds[0])
-            os.close(fds[0])
-            pidfd = os.pidfd_open(pid)
-            self.workers[pid] = [conn, pidfd]
-            conn.setblocking(False)
-            self.selector.register(conn, selectors.EVENT_READ,
-                                   functools.partial(self.from_process, pid))
-            self.selector.register(pidfd, selectors.EVENT_READ,
-                                   functools.partial(self.ended, pid))
-        else:
-            for fd in fds:
-                os.close(fd)
-            conn.close()
+            return
+        if serving[1] == threading.get_ident():
+            return
+        self._BaseServer__is_shut_down.wait()
 
-    def fork_worker(self, fd):
+    # ---- workers=N ----
+
+    def _supervise(self, poll_interval, stop_read):
+        """Runs `workers` processes that each serve as _loop() does, and
+        replaces one that ends, until shutdown() or the stop pipe; then
+        stops them (calls in flight finish, up to DRAIN_SECONDS)."""
+        children = {}  # pid -> pidfd
+        due = []  # when the next replacements may start
+        selector = selectors.DefaultSelector()
+        selector.register(stop_read, selectors.EVENT_READ)
+        try:
+            for _ in range(self.workers):
+                self._fork_worker(children, selector)
+            while not self._BaseServer__shutdown_request:
+                wait = poll_interval
+                if due:
+                    wait = max(0.0, min(wait, min(due) - time.monotonic()))
+                ready = selector.select(wait)
+                for key, _ in ready:
+                    if key.fileobj == stop_read:
+                        self._BaseServer__shutdown_request = True
+                        continue
+                    pid = key.data
+                    _, status = os.waitpid(pid, 0)
+                    selector.unregister(key.fileobj)
+                    os.close(key.fileobj)
+                    started = children.pop(pid)[1]
+                    code = os.waitstatus_to_exitcode(status)
+                    how = f"was killed by signal {-code}" if code < 0 else \
+                        f"exited with status {code}"
+                    print(f"rapidrpc: worker process {pid} {how}; another replaces it",
+                          file=sys.stderr, flush=True)
+                    lived = time.monotonic() - started
+                    due.append(time.monotonic() + (RESPAWN_SECONDS if lived < RESPAWN_SECONDS
+                                                   else 0))
+                if self._BaseServer__shutdown_request:
+                    break
+                now = time.monotonic()
+                for when in [w for w in due if w <= now]:
+                    due.remove(when)
+                    self._fork_worker(children, selector)
+                if not ready and self.socket.ended():
+                    raise RuntimeError(self.socket.ended() + "; the standard error above says "
+                                       "why")
+        finally:
+            selector.close()
+            self._stop_workers(children)
+
+    def _fork_worker(self, children, selector):
+        parent = os.getpid()
+        _flush_std()  # what is buffered is printed once, not once per process
         pid = os.fork()
-        if pid != 0:
-            return pid
+        if pid == 0:
+            self._worker_main(parent, children, selector)
+        pidfd = os.pidfd_open(pid)
+        children[pid] = (pidfd, time.monotonic())
+        selector.register(pidfd, selectors.EVENT_READ, pid)
+
+    def _worker_main(self, parent, children, selector):
+        """A process of workers=N: never returns into the script."""
         status = 1
         try:
-            # Only its own socket stays open.
-            self.selector.close()
-            self.listener.close()
-            os.close(self.control)
-            for conn, pidfd in self.workers.values():
-                if conn is not None:
-                    conn.close()
+            selector.close()
+            for pidfd, _ in children.values():
                 os.close(pidfd)
-            faulthandler.enable()  # a crash prints the Python stack
-            faulthandler.register(signal.SIGUSR1)  # so does the pool, before a kill
-            _worker.die_with_host()  # the fork server's death ends it
-            status = _worker.serve(self.worker, fd)
-        except BaseException:  # noqa: BLE001
+            _die_with_parent(parent, signal.SIGKILL)
+            # A crash prints the Python stack, and so does the SIGUSR1
+            # rapidrpcd sends a runaway (method_timeout) before its SIGKILL.
+            faulthandler.enable()
+            faulthandler.register(signal.SIGUSR1)
+            # Ctrl-C is the script's: it stops the workers with SIGTERM,
+            # which lets the call in flight finish.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, self._worker_stop)
+            # The processes accept from one listener: one that finds the
+            # connection taken goes back to waiting rather than block.
+            if self.socket.gettimeout() is None:
+                self.socket.setblocking(False)
+            self._loop(0.5, None)
+            status = 0
+        except BaseException:  # noqa: BLE001 - reported; the parent replaces it
             traceback.print_exc()
         finally:
             _flush_std()
             os._exit(status)
 
-    def from_process(self, pid, conn):
-        try:
-            data = conn.recv(64)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if data:
-            if b"u" in data:
-                _kill(pid, signal.SIGUSR1)
-            return
-        # The rapidrpcd worker process is gone (killed): so goes the worker.
-        _kill(pid, signal.SIGKILL)
-        self.selector.unregister(conn)
-        conn.close()
-        self.workers[pid][0] = None
+    def _worker_stop(self, signum, frame):
+        self._BaseServer__shutdown_request = True
 
-    def ended(self, pid, pidfd):
-        _, status = os.waitpid(pid, 0)
-        conn, _ = self.workers.pop(pid)
-        self.selector.unregister(pidfd)
-        os.close(pidfd)
-        if conn is None:
-            return
-        code = os.waitstatus_to_exitcode(status)
-        end = b"s" + bytes([-code]) if code < 0 else b"x" + bytes([code & 0xFF])
-        self.selector.unregister(conn)
+    def _stop_workers(self, children):
+        for pid in children:
+            _kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + DRAIN_SECONDS
         try:
-            conn.setblocking(True)
-            conn.sendall(end)
-        except OSError:
-            pass
-        conn.close()
+            for pid, (pidfd, _) in children.items():
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([pidfd], [], [], left)[0]:
+                    _kill(pid, signal.SIGKILL)
+        except BaseException:  # a second Ctrl-C: no more waiting
+            for pid in children:
+                _kill(pid, signal.SIGKILL)
+            raise
+        finally:
+            for pid, (pidfd, _) in children.items():
+                os.waitpid(pid, 0)
+                os.close(pidfd)
+            children.clear()
 
-    def finish(self):
-        for pid in list(self.workers):
-            _kill(pid, signal.SIGKILL)
-        for pid, (conn, pidfd) in self.workers.items():
-            os.waitpid(pid, 0)
-            if conn is not None:
-                conn.close()
-            os.close(pidfd)
-        return 0
+    # ---- faults ----
+
+    def _marshaled_dispatch(self, data, dispatch_method=None, path=None):
+        if self.fault_details:
+            return super()._marshaled_dispatch(data, dispatch_method, path)
+        return _marshaled_without_details(self, data, dispatch_method)
+
+    def system_multicall(self, call_list):
+        if self.fault_details:
+            return super().system_multicall(call_list)
+        results = []
+        for call in call_list:
+            try:
+                results.append([self._dispatch(call["methodName"], call["params"])])
+            except Fault as fault:
+                results.append({"faultCode": fault.faultCode, "faultString": fault.faultString})
+            except BaseException:  # noqa: BLE001 - as the standard library, without details
+                _report("a call of system.multicall failed")
+                results.append({"faultCode": INTERNAL_ERROR, "faultString": "internal error"})
+        return results
+
+
+class SimpleXMLRPCServer(_Relayed, _StdSimpleXMLRPCServer):
+    """xmlrpc.server.SimpleXMLRPCServer, with rapidrpcd in front.
+
+    Besides the standard library's arguments, keywords of rapidrpc's:
+    `workers=N` serves in N processes forked from the script at
+    serve_forever() (default: in this process, as the standard library);
+    `method_timeout=` seconds a request may take before the client gets
+    fault -32001 and a process of workers=N serving it is killed and
+    replaced; `fault_details=False` answers any exception other than
+    xmlrpc.client.Fault with fault -32603 "internal error" (its traceback on
+    standard error) instead of the standard library's fault 1 naming it."""
+
+
+class MultiPathXMLRPCServer(_Relayed, _StdMultiPathXMLRPCServer):
+    """xmlrpc.server.MultiPathXMLRPCServer, with rapidrpcd in front (the
+    keywords of rapidrpc.SimpleXMLRPCServer too)."""
+
+    def _marshaled_dispatch(self, data, dispatch_method=None, path=None):
+        if self.fault_details:
+            return super()._marshaled_dispatch(data, dispatch_method, path)
+        try:
+            dispatcher = self.dispatchers[path]
+            if type(dispatcher)._marshaled_dispatch is SimpleXMLRPCDispatcher._marshaled_dispatch:
+                return _marshaled_without_details(dispatcher, data, dispatch_method)
+            return dispatcher._marshaled_dispatch(data, dispatch_method, path)
+        except BaseException:  # noqa: BLE001 - as the standard library, without details
+            _report(f"the dispatcher of path {path!r} failed")
+            return _internal_error(self).encode(self.encoding, "xmlcharrefreplace")
+
+
+class DocXMLRPCServer(_Relayed, _StdDocXMLRPCServer):
+    """xmlrpc.server.DocXMLRPCServer, with rapidrpcd in front (the keywords
+    of rapidrpc.SimpleXMLRPCServer too)."""
+
+    _default_handler = DocXMLRPCRequestHandler
 
 
 def _flush_std():

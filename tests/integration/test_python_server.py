@@ -1,26 +1,35 @@
 """`from rapidrpc import SimpleXMLRPCServer` (python/rapidrpc, docs/python.md):
-SimpleXMLRPCServer scripts served by rapidrpcd.
+SimpleXMLRPCServer scripts with rapidrpcd in front, relaying each request to
+the standard library's own request handling in the script.
 
 - The standard library documentation's three server examples, with only
   their import lines changed, answer their documented client calls; Ctrl-C
   runs the script's own `except KeyboardInterrupt`.
-- Registered functions (a decorator, a closure, a lambda, an instance) run
-  in Python workers forked from the script after registration; calls run at
-  once, one per worker; rpc_paths, allow_none and use_builtin_types behave as
-  the standard library's; faults, crashes and method_timeout as with
-  rapidrpcd --python.
-- shutdown() from another thread ends serve_forever(), which can serve
-  again; no process is left after a stop, a SIGKILL of the script, or a
-  SIGKILL of rapidrpcd (serve_forever() then raises).
+- What the standard library does, it does: the same response bytes (faults,
+  introspection, encodings, the documentation page) as
+  xmlrpc.server's server given the same requests; a request handler
+  subclass's do_POST and parse_request run on the real headers (Basic
+  credentials) over a client's keep-alive connection, with the client's
+  real address; _dispatch, ThreadingMixIn's shared state, handle_request()
+  one connection at a time, handle_timeout(), shutdown() from a registered
+  function, encode_threshold=0, MultiPathXMLRPCServer.
+- rapidrpc's keywords: workers=N (processes forked from the script, calls
+  at once, a crashed one replaced, Ctrl-C lets calls in flight finish),
+  method_timeout (the runaway process is killed, not the script),
+  fault_details=False; workers with a mixin is refused.
+- No process is left after a stop or a SIGKILL of the script, and a
+  SIGKILL of rapidrpcd makes serve_forever() raise.
 - rapidrpcd is found through RAPIDRPCD, then the build tree, then PATH, and
   the constructor says clearly when it is not.
 
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
+import base64
 import datetime
 import errno
-import json
+import gzip
+import http.client
 import os
 import shutil
 import signal
@@ -34,9 +43,10 @@ import unittest
 import urllib.error
 import urllib.request
 import xmlrpc.client
+import xmlrpc.server
 
 import procs
-from harness import daemon_path, main
+from harness import daemon_path, main, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "python_server")
@@ -45,9 +55,13 @@ sys.path.insert(0, SOURCE_PYTHON)
 import rapidrpc  # noqa: E402
 
 INTERNAL_ERROR = -32603
-METHOD_NOT_FOUND = -32601
 TIMEOUT = -32001
 DOCS_PORT = 8000  # the examples' own
+ZERO_DIVISION = (1, "<class 'ZeroDivisionError'>:division by zero")
+
+
+def not_supported(name):
+    return 1, f"<class 'Exception'>:method \"{name}\" is not supported"
 
 
 def script_env(**extra):
@@ -85,6 +99,10 @@ def tree_gone(root, deadline_s):
                           time.monotonic() + deadline_s)
 
 
+def rapidrpcd_below(root):
+    return [p for p in procs.live_children(root) if b"--relay\0" in procs.cmdline(p)]
+
+
 class Script:
     """A SimpleXMLRPCServer script run as a new user would: python3 SCRIPT."""
 
@@ -106,8 +124,12 @@ class Script:
         return "".join(self.err)
 
     def interrupt(self, timeout=15):
-        """Ctrl-C (SIGINT to the script); its output and exit status."""
-        self.proc.send_signal(signal.SIGINT)
+        """Ctrl-C (SIGINT to the script and the processes it forked, as a
+        terminal sends it to the foreground process group); its output
+        and exit status."""
+        for pid in [self.pid] + [p for p in procs.live_children(self.pid)
+                                 if procs.cmdline(p) == procs.cmdline(self.pid)]:
+            os.kill(pid, signal.SIGINT)
         out, _ = self.proc.communicate(timeout=timeout)
         self.reader.join(5)
         return out, self.proc.returncode
@@ -134,15 +156,27 @@ def call(port, method, *params):
         return getattr(p, method)(*params)
 
 
-def post(port, path, body=None):
+def post(port, path, body=None, headers=None):
     body = body or xmlrpc.client.dumps((2, 3), "sample.add").encode()
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body,
-                                 headers={"Content-Type": "text/xml"})
+                                 headers={"Content-Type": "text/xml", **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, b""
+
+
+def exchange(port, method, path, body=b"", headers=()):
+    """One request on a connection of its own: (status, headers (an
+    http.client.HTTPMessage), body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(method, path, body=body or None, headers=dict(headers))
+        r = conn.getresponse()
+        return r.status, r.msg, r.read()
+    finally:
+        conn.close()
 
 
 def fault_of(call, *args):
@@ -184,8 +218,9 @@ class DocsExamples(unittest.TestCase):
         self.assertEqual(s.pow(2, 3), 8)
         self.assertEqual(s.add(2, 3), 5)
         self.assertEqual(s.mul(5, 2), 10)
-        self.assertTrue({"add", "mul", "pow", "system.listMethods", "system.methodHelp",
-                         "system.methodSignature"} <= set(s.system.listMethods()))
+        self.assertEqual(set(s.system.listMethods()),
+                         {"add", "mul", "pow", "system.listMethods", "system.methodHelp",
+                          "system.methodSignature"})
         # rpc_paths = ('/RPC2',): another path is 404, as documented.
         port = int(s._ServerProxy__host.rsplit(":", 1)[1])
         self.assertEqual(post(port, "/RPC2", xmlrpc.client.dumps((2, 3), "add").encode())[0], 200)
@@ -216,9 +251,8 @@ class DocsExamples(unittest.TestCase):
         self.assertTrue(tree_gone(script.pid, 1), procs.live_children(script.pid))
 
 
-class DropIn(unittest.TestCase):
-    """python_server/served.py: what the standard library documents, and
-    what rapidrpcd adds."""
+class Scripts(unittest.TestCase):
+    """python_server/served.py, as a program of its own."""
 
     def serve(self, *args, env=None):
         script = Script(os.path.join(SCRIPTS, "served.py"), *args, env=env)
@@ -229,20 +263,14 @@ class DropIn(unittest.TestCase):
         return script, port, s
 
     def test_registered_functions_answer(self):
-        _, port, s = self.serve()
+        _, _, s = self.serve()
         self.assertEqual(s.sample.add(2, 3), 5)          # a decorator, with a name
         self.assertEqual(s.scale3(4), 12)                # a closure
         self.assertIsInstance(s.started(), float)        # a lambda over the script's state
         self.assertEqual(s.mul(6, 7), 42)                # an instance's method
-        self.assertEqual(fault_of(s._hidden)[0], METHOD_NOT_FOUND)
+        self.assertEqual(fault_of(s._hidden), not_supported("_hidden"))
         self.assertEqual(s.system.methodHelp("scale3"), "x times the closure's k.")
-        self.assertEqual(s.system.methodSignature("sample.add"), [["int", "int", "int"]])
-        body = json.dumps({"jsonrpc": "2.0", "method": "sample.add", "params": {"b": 2, "a": 40},
-                           "id": 1}).encode()
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/RPC2", data=body,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            self.assertEqual(json.loads(r.read())["result"], 42)
+        self.assertEqual(s.system.methodSignature("sample.add"), "signatures not supported")
 
     def test_workers_are_forked_from_the_script(self):
         script, _, s = self.serve()
@@ -251,9 +279,13 @@ class DropIn(unittest.TestCase):
         # Forked, not started anew: below the script, its own command line.
         self.assertIn(worker, procs.live_children(script.pid))
         self.assertEqual(procs.cmdline(worker), procs.cmdline(script.pid))
+        # Without workers=, the script's own process serves.
+        script, _, s = self.serve("--workers", "0")
+        self.assertEqual(s.pid(), script.pid)
 
     def test_calls_run_at_once_one_per_worker(self):
-        _, port, _ = self.serve("--workers", "2")
+        _, port, s = self.serve("--workers", "2")
+        self.assertEqual(s.sample.add(1, 2), 3)  # rapidrpcd has started
         results = []
         started = time.monotonic()
         threads = [threading.Thread(target=lambda: results.append(call(port, "sleep", 0.5)))
@@ -266,41 +298,59 @@ class DropIn(unittest.TestCase):
         self.assertEqual(results, [0.5, 0.5])
         self.assertLess(elapsed, 0.9, "two sleep(0.5) calls did not run at once")
 
-    def test_faults_and_crashes(self):
+    def test_faults_and_a_crashed_worker(self):
         script, port, s = self.serve("--workers", "2")
         self.assertEqual(fault_of(s.fault), (42, "x"))
-        self.assertEqual(fault_of(s.fail), (INTERNAL_ERROR, "internal error"))
-        self.assertEqual(fault_of(s.abort)[0], INTERNAL_ERROR)
-        deadline = time.monotonic() + 1
+        self.assertEqual(fault_of(s.fail), ZERO_DIVISION)
+        before = set(procs.live_children(script.pid))
+        with self.assertRaises(xmlrpc.client.ProtocolError) as crashed:
+            s.abort()
+        self.assertEqual(crashed.exception.errcode, 502)
+        wait_until(lambda: "was killed by signal 6; another replaces it" in script.stderr(), 5,
+                   "the supervisor reports the crash")
         pids = set()
-        while len(pids) < 2 and time.monotonic() < deadline:
+
+        def both_answer():
             threads = [threading.Thread(target=lambda: pids.add(call(port, "pid")))
                        for _ in range(2)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
-        self.assertEqual(len(pids), 2, "both workers did not answer within 1 s of the crash")
-        self.assertIn("ZeroDivisionError", script.stderr())
-        self.assertIn("died from signal 6", script.stderr())  # the worker's own end: SIGABRT
+            return len(pids) == 2 and not pids <= before
 
-    def test_method_timeout(self):
+        wait_until(both_answer, 5, "two workers, one of them new, answer")
+
+    def test_fault_details_off(self):
+        script, _, s = self.serve("--no-fault-details")
+        self.assertEqual(fault_of(s.fault), (42, "x"))
+        self.assertEqual(fault_of(s.fail), (INTERNAL_ERROR, "internal error"))
+        self.assertEqual(fault_of(s.nope), (INTERNAL_ERROR, "internal error"))
+        results = s.system.multicall([{"methodName": "fail", "params": []},
+                                      {"methodName": "sample.add", "params": [1, 2]}])
+        self.assertEqual(results[0], {"faultCode": INTERNAL_ERROR, "faultString": "internal error"})
+        self.assertEqual(results[1], [3])
+        wait_until(lambda: "ZeroDivisionError" in script.stderr(), 5, "the traceback on stderr")
+
+    def test_method_timeout_kills_the_worker_not_the_script(self):
         script, _, s = self.serve("--workers", "1", "--method-timeout", "1")
+        runaway = s.pid()
         started = time.monotonic()
-        self.assertEqual(fault_of(s.spin)[0], TIMEOUT)
+        self.assertEqual(fault_of(s.spin), (TIMEOUT, "the call took too long"))
         self.assertLess(time.monotonic() - started, 2.5)
-        time.sleep(0.5)  # the runaway is killed 0.2 s after its deadline
-        before = procs.tree_cpu(script.pid)
-        time.sleep(1)
-        self.assertLess(procs.tree_cpu(script.pid) - before, 0.3, "the runaway still runs")
+        wait_until(lambda: not procs.stat(runaway) or procs.stat(runaway)[1] == "Z", 5,
+                   "the runaway worker is killed")
+        self.assertIsNone(script.proc.poll())
         self.assertEqual(s.sample.add(1, 1), 2)
+        self.assertNotEqual(s.pid(), runaway)
         self.assertIn("in spin", script.stderr())  # its Python stack, before the kill
 
     def test_use_builtin_types_and_allow_none(self):
         _, _, s = self.serve()
         self.assertEqual(s.kind(xmlrpc.client.Binary(b"x")), "Binary")
         self.assertEqual(s.kind(datetime.datetime(2026, 1, 2)), "DateTime")
-        self.assertEqual(fault_of(s.none)[0], INTERNAL_ERROR)  # allow_none=False
+        self.assertEqual(fault_of(s.none), (
+            1, "<class 'TypeError'>:cannot marshal None unless allow_none is enabled"))
         _, _, s = self.serve("--builtin-types", "--allow-none")
         self.assertEqual(s.kind(xmlrpc.client.Binary(b"x")), "bytes")
         self.assertEqual(s.kind(datetime.datetime(2026, 1, 2)), "datetime")
@@ -327,16 +377,26 @@ class DropIn(unittest.TestCase):
         self.assertIsNone(encoding_of(10))
         self.assertEqual(encoding_of(2000), "gzip")
         self.assertEqual(s.sample.add(1, 2), 3)
-        deadline = time.monotonic() + 5
-        self.assertTrue(procs.wait_for(lambda: '"sample.add" 200' in script.stderr(), deadline),
-                        script.stderr())
+        # The standard library's log line, with the client's address.
+        wait_until(lambda: '127.0.0.1 - - [' in script.stderr()
+                   and '"POST /RPC2 HTTP/1.1" 200 -' in script.stderr(), 5,
+                   "the handler's log lines: " + script.stderr())
+
+    def test_shutdown_from_a_registered_function(self):
+        for workers in ("0", "2"):
+            script, _, s = self.serve("--workers", workers)
+            self.assertEqual(s.stop(), "stopping")
+            out, _ = script.proc.communicate(timeout=15)
+            self.assertEqual(out.strip(), "stopped")
+            self.assertEqual(script.proc.returncode, 0, script.stderr())
+            self.assertTrue(tree_gone(script.pid, 1), procs.live_children(script.pid))
 
     def test_ctrl_c_lets_calls_in_flight_finish(self):
         script, port, _ = self.serve()
         result = []
         t = threading.Thread(target=lambda: result.append(call(port, "sleep", 1)))
         t.start()
-        time.sleep(0.3)
+        wait_until(lambda: "sleeping" in script.stderr(), 5, "the call is in flight")
         out, status = script.interrupt()
         t.join(10)
         self.assertEqual(result, [1])
@@ -345,40 +405,58 @@ class DropIn(unittest.TestCase):
         self.assertTrue(tree_gone(script.pid, 1), procs.live_children(script.pid))
 
     def test_nothing_outlives_a_killed_script(self):
-        script, _, s = self.serve()
-        s.sample.add(1, 2)
-        tree = procs.live_children(script.pid)
-        self.assertGreaterEqual(len(tree), 5)  # fork server, 2 workers, rapidrpcd, 2 of its own
-        script.proc.kill()
-        script.proc.wait()
-        deadline = time.monotonic() + 2
-        left = procs.wait_for(lambda: not any(procs.stat(p) and procs.stat(p)[1] != "Z"
-                                              for p in tree), deadline)
-        self.assertTrue(left, [p for p in tree if procs.stat(p)])
+        for workers in ("0", "2"):
+            script, _, s = self.serve("--workers", workers)
+            s.sample.add(1, 2)
+            tree = procs.live_children(script.pid)
+            self.assertEqual(len(rapidrpcd_below(script.pid)), 1)
+            self.assertGreaterEqual(len(tree), 1 + int(workers))
+            script.proc.kill()
+            script.proc.wait()
+            wait_until(lambda: not any(procs.stat(p) and procs.stat(p)[1] != "Z" for p in tree),
+                       2, f"no process of the killed script's ({workers} workers) is left")
 
-    def assert_serving_stops_when_killed(self, which, message):
-        """SIGKILL the one process below the script that `which(pid)` picks:
-        serve_forever() raises saying `message`, and nothing is left."""
+    def test_serve_forever_raises_when_rapidrpcd_dies(self):
         script, _, s = self.serve()
         s.sample.add(1, 2)
-        victims = [p for p in procs.live_children(script.pid) if which(script.pid, p)]
+        victims = rapidrpcd_below(script.pid)
         self.assertEqual(len(victims), 1)
         os.kill(victims[0], signal.SIGKILL)
         script.proc.wait(15)
         self.assertNotEqual(script.proc.returncode, 0)
         script.reader.join(5)
-        self.assertIn(message, script.stderr())
+        self.assertIn("serving stopped: rapidrpcd exited with status -9", script.stderr())
         self.assertTrue(tree_gone(script.pid, 2), procs.live_children(script.pid))
 
-    def test_serve_forever_raises_when_the_fork_server_dies(self):
-        self.assert_serving_stops_when_killed(
-            lambda script, p: procs.stat(p)[0] == script and procs.cmdline(p) == procs.cmdline(
-                script), "serving stopped: the fork server exited")
 
-    def test_serve_forever_raises_when_rapidrpcd_dies(self):
-        self.assert_serving_stops_when_killed(
-            lambda script, p: b"--python-attach\0" in procs.cmdline(p),
-            "serving stopped: rapidrpcd exited")
+BASIC = "Basic " + base64.b64encode(b"user:secret").decode()
+
+
+class PostChecksCredentials(xmlrpc.server.SimpleXMLRPCRequestHandler):
+    seen = []  # (client address, Authorization) of each request handled
+
+    def do_POST(self):
+        self.seen.append((self.client_address, self.headers.get("Authorization")))
+        if self.headers.get("Authorization") != BASIC:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="rpc"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        super().do_POST()
+
+
+class ParseChecksCredentials(xmlrpc.server.SimpleXMLRPCRequestHandler):
+    seen = []
+
+    def parse_request(self):
+        if not super().parse_request():
+            return False
+        self.seen.append((self.client_address, self.headers.get("Authorization")))
+        if self.headers.get("Authorization") != BASIC:
+            self.send_error(401)
+            return False
+        return True
 
 
 class InProcess(unittest.TestCase):
@@ -387,8 +465,226 @@ class InProcess(unittest.TestCase):
     def setUp(self):
         os.environ["RAPIDRPCD"] = daemon_path()
 
+    def serving(self, server, poll_interval=0.05):
+        """`server` serving forever in a thread until the test ends."""
+        self.addCleanup(server.server_close)
+        t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": poll_interval})
+        t.start()
+
+        def stop():
+            server.shutdown()
+            t.join(10)
+            self.assertFalse(t.is_alive())
+        self.addCleanup(stop)
+        return server.server_address[1]
+
+    def compare_with_the_standard_library(self, make, requests):
+        """Each (method, path, body, headers) request, answered by the
+        server make(module) makes with module rapidrpc and with module
+        xmlrpc.server: the same status, Content-Type, Content-Encoding and
+        body."""
+        answers = []
+        for module in (xmlrpc.server, rapidrpc):
+            server = make(module)
+            port = self.serving(server)
+            answers.append([exchange(port, *r) for r in requests])
+        for r, ours, theirs in zip(requests, answers[1], answers[0]):
+            with self.subTest(request=r):
+                self.assertEqual(ours[0], theirs[0])
+                for h in ("Content-Type", "Content-Encoding", "Content-Length"):
+                    self.assertEqual(ours[1].get(h), theirs[1].get(h), h)
+                self.assertEqual(ours[2], theirs[2])
+        return answers[1]
+
+    def test_the_same_bytes_as_the_standard_library(self):
+        class Dotted:
+            def div(self, x, y):
+                """x // y"""
+                return x // y
+
+        def make(module, encoding=None):
+            server = module.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False,
+                                               encoding=encoding)
+            server.register_introspection_functions()
+            server.register_multicall_functions()
+            server.register_function(lambda a, b: a + b, "add")
+            server.register_function(lambda: "café ☃", "text")
+            server.register_instance(Dotted())
+            return server
+
+        def req(method, *params):
+            return ("POST", "/RPC2", xmlrpc.client.dumps(params, method).encode(),
+                    {"Content-Type": "text/xml"})
+
+        requests = [req("add", 2, 3), req("div", 1, 0), req("nope"), req("text"),
+                    req("system.listMethods"), req("system.methodHelp", "div"),
+                    req("system.methodSignature", "add"),
+                    req("system.multicall", [{"methodName": "div", "params": [1, 0]},
+                                             {"methodName": "add", "params": [1, 2]}]),
+                    ("POST", "/RPC2", b"<not xml", {"Content-Type": "text/xml"}),
+                    ("POST", "/elsewhere", xmlrpc.client.dumps((), "text").encode(), {}),
+                    ("GET", "/RPC2", b"", {})]
+        ours = self.compare_with_the_standard_library(make, requests)
+        self.assertEqual(xmlrpc.client.loads(ours[0][2])[0], (5,))
+        with self.assertRaises(xmlrpc.client.Fault) as caught:
+            xmlrpc.client.loads(ours[1][2])
+        self.assertEqual(caught.exception.faultString,
+                         "<class 'ZeroDivisionError'>:integer division or modulo by zero")
+        with self.assertRaises(xmlrpc.client.Fault) as caught:
+            xmlrpc.client.loads(ours[2][2])
+        self.assertEqual(caught.exception.faultString, not_supported("nope")[1])
+        self.assertEqual(xmlrpc.client.loads(ours[6][2])[0], ("signatures not supported",))
+        # encoding= is written as the standard library writes it.
+        latin = self.compare_with_the_standard_library(
+            lambda module: make(module, "iso-8859-1"), [req("text")])
+        self.assertTrue(latin[0][2].startswith(b"<?xml version='1.0' encoding='iso-8859-1'?>"))
+        self.assertIn("café &#9731;".encode("iso-8859-1"), latin[0][2])
+
+    def test_documentation_page_and_multiple_paths(self):
+        def make_doc(module):
+            server = module.DocXMLRPCServer(("127.0.0.1", 0), logRequests=False)
+            server.set_server_title("Title of the test")
+            server.set_server_name("Name of the test")
+            server.set_server_documentation("Documentation of the test.")
+            server.register_function(lambda a, b: a + b, "add")
+            server.register_introspection_functions()
+            return server
+
+        page = self.compare_with_the_standard_library(make_doc, [("GET", "/", b"", {})])[0]
+        self.assertEqual(page[0], 200)
+        self.assertIn(b"<title>Python: Title of the test</title>", page[2])
+        self.assertIn(b"Documentation&nbsp;of&nbsp;the&nbsp;test.", page[2])
+
+        class AnyPath(xmlrpc.server.SimpleXMLRPCRequestHandler):
+            rpc_paths = ()
+
+        def make_multi(module):
+            server = module.MultiPathXMLRPCServer(("127.0.0.1", 0), AnyPath, logRequests=False)
+            for path in ("/a", "/b"):
+                d = server.add_dispatcher(path, xmlrpc.server.SimpleXMLRPCDispatcher())
+                d.register_function(lambda p=path: p, "where")
+            return server
+
+        def req(path):
+            return "POST", path, xmlrpc.client.dumps((), "where").encode(), {}
+
+        multi = self.compare_with_the_standard_library(make_multi, [req("/a"), req("/b"),
+                                                                    req("/c")])
+        self.assertEqual(xmlrpc.client.loads(multi[0][2])[0], ("/a",))
+        self.assertEqual(xmlrpc.client.loads(multi[1][2])[0], ("/b",))
+        self.assertRaises(xmlrpc.client.Fault, xmlrpc.client.loads, multi[2][2])
+
+    def assert_credentials_checked(self, handler):
+        handler.seen.clear()
+        server = rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), handler, logRequests=False)
+        server.register_function(lambda a, b: a + b, "add")
+        port = self.serving(server)
+        body = xmlrpc.client.dumps((2, 3), "add").encode()
+        self.assertEqual(exchange(port, "POST", "/RPC2", body)[0], 401)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        self.addCleanup(conn.close)
+        for _ in range(2):
+            conn.request("POST", "/RPC2", body, {"Authorization": BASIC,
+                                                 "Content-Type": "text/xml"})
+            r = conn.getresponse()
+            self.assertEqual(r.status, 200)
+            self.assertEqual(xmlrpc.client.loads(r.read())[0], (5,))
+            self.assertIsNotNone(conn.sock, "the client's connection was not kept")
+        client = conn.sock.getsockname()
+        # Both on the client's one connection, the handler seeing its address.
+        self.assertEqual(handler.seen[-2:], [(client, BASIC)] * 2)
+        self.assertEqual(handler.seen[0][1], None)
+
+    def test_do_post_checks_credentials(self):
+        self.assert_credentials_checked(PostChecksCredentials)
+
+    def test_parse_request_checks_credentials(self):
+        self.assert_credentials_checked(ParseChecksCredentials)
+
+    def test_dispatch_receives_every_name(self):
+        class Facade(rapidrpc.SimpleXMLRPCServer):
+            def _dispatch(self, method, params):
+                return f"{method} of {len(params)}"
+
+        class Dispatched:
+            def _dispatch(self, method, params):
+                return method.upper()
+
+        facade = Facade(("127.0.0.1", 0), logRequests=False)
+        with proxy(self.serving(facade)) as p:
+            self.assertEqual(p.any.name.at.all(1, 2), "any.name.at.all of 2")
+        server = rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False)
+        server.register_instance(Dispatched())
+        with proxy(self.serving(server)) as p:
+            self.assertEqual(p.computed(), "COMPUTED")
+
+    def test_threading_mixin_shares_the_script_state(self):
+        class Threaded(rapidrpc.ThreadingMixIn, rapidrpc.SimpleXMLRPCServer):
+            pass
+
+        state = {"n": 0}
+        both = threading.Barrier(2, timeout=10)
+
+        def bump():
+            state["n"] += 1
+            return state["n"]
+
+        def meet():
+            both.wait()  # only if two calls run at once
+            return threading.get_ident() != main and os.getpid()
+
+        main = threading.get_ident()
+        server = Threaded(("127.0.0.1", 0), logRequests=False)
+        server.register_function(bump)
+        server.register_function(meet)
+        port = self.serving(server)
+        self.assertEqual(call(port, "bump"), 1)
+        self.assertEqual(call(port, "bump"), 2)
+        self.assertEqual(state["n"], 2)
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(call(port, "meet")))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(15)
+        self.assertEqual(results, [os.getpid()] * 2)
+
+    def test_handle_request_serves_one_connection_per_call(self):
+        class Counted(rapidrpc.SimpleXMLRPCServer):
+            timeouts = 0
+
+            def handle_timeout(self):
+                self.timeouts += 1
+
+        server = Counted(("127.0.0.1", 0), logRequests=False)
+        self.addCleanup(server.server_close)
+        server.timeout = 0.05
+        server.register_function(lambda: "hi", "hi")
+        port = server.server_address[1]
+        handled = []
+        stop = threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                server.handle_request()
+                handled.append(server.timeouts)
+
+        t = threading.Thread(target=loop)
+        t.start()
+        try:
+            wait_until(lambda: server.timeouts >= 2, 5, "handle_timeout() when nothing comes")
+            for n in range(1, 4):
+                self.assertEqual(call(port, "hi"), "hi")
+                # One iteration served the call: one more than the timeouts.
+                wait_until(lambda: len(handled) - server.timeouts == n, 5,
+                           f"{n} calls served, one per handle_request()")
+        finally:
+            stop.set()
+            t.join(10)
+
     def test_shutdown_from_another_thread_and_serve_again(self):
-        with rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False, workers=1) as server:
+        with rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False) as server:
             server.register_function(lambda a, b: a + b, "add")
             port = server.server_address[1]
             for _ in range(2):
@@ -398,23 +694,72 @@ class InProcess(unittest.TestCase):
                 server.shutdown()
                 t.join(10)
                 self.assertFalse(t.is_alive())
-                self.assertTrue(tree_gone(os.getpid(), 1), procs.live_children(os.getpid()))
+        self.assertTrue(tree_gone(os.getpid(), 5), procs.live_children(os.getpid()))
+
+    def test_shutdown_from_a_registered_function(self):
+        server = rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False)
+        self.addCleanup(server.server_close)
+        server.register_function(lambda: server.shutdown() or "bye", "stop")
+        t = threading.Thread(target=server.serve_forever, daemon=True)  # should it hang
+        t.start()
+        self.assertEqual(call(server.server_address[1], "stop"), "bye")
+        t.join(10)
+        self.assertFalse(t.is_alive(), "serve_forever() did not return")
 
     def test_connections_made_before_serving_are_served(self):
         # The constructor listens, as the standard library's does.
-        with rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False, workers=1) as server:
+        with rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False) as server:
             server.register_function(lambda: "early", "early")
-            result = []
-            c = threading.Thread(target=lambda: result.append(
-                call(server.server_address[1], "early")))
-            c.start()
-            time.sleep(0.2)
+            body = xmlrpc.client.dumps((), "early").encode()
+            early = socket.create_connection(server.server_address, timeout=10)
+            self.addCleanup(early.close)
+            early.sendall(b"POST /RPC2 HTTP/1.0\r\nContent-Type: text/xml\r\n"
+                          b"Content-Length: %d\r\n\r\n" % len(body) + body)
             t = threading.Thread(target=server.serve_forever)
             t.start()
-            c.join(10)
-            server.shutdown()
-            t.join(10)
-        self.assertEqual(result, ["early"])
+            try:
+                answer = b""
+                while chunk := early.recv(65536):
+                    answer += chunk
+            finally:
+                server.shutdown()
+                t.join(10)
+        self.assertTrue(answer.startswith(b"HTTP/1.0 200 "), answer)
+        self.assertEqual(xmlrpc.client.loads(answer.split(b"\r\n\r\n", 1)[1])[0], ("early",))
+
+    def test_encode_threshold_zero_gzips_any_response(self):
+        class Always(xmlrpc.server.SimpleXMLRPCRequestHandler):
+            encode_threshold = 0
+
+        server = rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), Always, logRequests=False)
+        server.register_function(lambda: 1, "one")
+        port = self.serving(server)
+        body = xmlrpc.client.dumps((), "one").encode()
+        status, headers, data = exchange(port, "POST", "/RPC2", body,
+                                         {"Accept-Encoding": "gzip"})
+        self.assertEqual((status, headers.get("Content-Encoding")), (200, "gzip"))
+        self.assertEqual(xmlrpc.client.loads(gzip.decompress(data))[0], (1,))
+        status, headers, data = exchange(port, "POST", "/RPC2", body)
+        self.assertEqual((status, headers.get("Content-Encoding")), (200, None))
+
+    def test_what_cannot_be_honoured_is_refused(self):
+        for mixin in (rapidrpc.ThreadingMixIn, rapidrpc.ForkingMixIn):
+            cls = type("Mixed", (mixin, rapidrpc.SimpleXMLRPCServer), {})
+            with self.assertRaises(ValueError) as caught:
+                cls(("127.0.0.1", 0), workers=2)
+            self.assertIn(f"workers= and {mixin.__name__} both say how calls run at once",
+                          str(caught.exception))
+        # A socket replaced (wrapped for TLS, say) is said, not served.
+        server = rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False)
+        self.addCleanup(server.server_close)
+        relay = server.socket
+        server.socket = socket.socket()
+        self.addCleanup(relay.close)
+        self.addCleanup(server.socket.close)
+        with self.assertRaises(RuntimeError) as caught:
+            server.handle_request()
+        self.assertIn("server.socket is no longer the socket the constructor made",
+                      str(caught.exception))
 
     def test_address_in_use(self):
         with rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False) as first:
@@ -422,41 +767,18 @@ class InProcess(unittest.TestCase):
                 rapidrpc.SimpleXMLRPCServer(first.server_address, logRequests=False)
             self.assertEqual(caught.exception.errno, errno.EADDRINUSE)
 
-    def test_instance_with_dispatch(self):
-        class Dispatched:
-            def _listMethods(self):
-                return ["twice", "name_of"]
-
-            def _methodHelp(self, name):
-                return f"help of {name}"
-
-            def _dispatch(self, name, params):
-                return params[0] * 2 if name == "twice" else name
-
-        with rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), logRequests=False, workers=1) as server:
-            server.register_instance(Dispatched())
-            t = threading.Thread(target=server.serve_forever)
-            t.start()
-            try:
-                with proxy(server.server_address[1]) as p:
-                    self.assertEqual(p.twice(21), 42)
-                    self.assertEqual(p.name_of(), "name_of")
-                    self.assertEqual(p.system.methodHelp("twice"), "help of twice")
-                    self.assertEqual(fault_of(p.other)[0], METHOD_NOT_FOUND)
-            finally:
-                server.shutdown()
-                t.join(10)
-
     def test_bind_and_activate_later(self):
         server = rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0), bind_and_activate=False)
         try:
             server.server_bind()
+            self.assertEqual(server.socket.getsockname(), server.server_address)
             server.server_activate()
             self.assertNotEqual(server.server_address[1], 0)
         finally:
             server.server_close()
 
     def test_finding_rapidrpcd(self):
+        self.addCleanup(os.environ.__setitem__, "RAPIDRPCD", daemon_path())
         os.environ["RAPIDRPCD"] = "/nonexistent/rapidrpcd"
         with self.assertRaises(FileNotFoundError) as caught:
             rapidrpc.SimpleXMLRPCServer(("127.0.0.1", 0))

@@ -3,10 +3,14 @@ closure, a lambda and an instance, on 127.0.0.1 at a free port.
 
     served.py [--workers N] [--method-timeout S] [--path P]... [--any-path]
               [--allow-none] [--builtin-types] [--log-requests]
-              [--encode-threshold N]
+              [--encode-threshold N] [--no-fault-details]
 
+--workers is 2 unless given; 0 serves in the script's own process.
 Prints "port N" when listening, serves until Ctrl-C, then prints
-"interrupted" from its own except KeyboardInterrupt and exits 0.
+"interrupted" from its own except KeyboardInterrupt and exits 0; or until
+a call of `stop` (shutdown() from a registered function), then prints
+"stopped" and exits 0. `sleep` says "sleeping" on standard error as it
+begins.
 """
 
 import argparse
@@ -44,6 +48,7 @@ def main():
     p.add_argument("--builtin-types", action="store_true")
     p.add_argument("--log-requests", action="store_true")
     p.add_argument("--encode-threshold", type=int)
+    p.add_argument("--no-fault-details", action="store_true")
     args = p.parse_args()
 
     class Handler(SimpleXMLRPCRequestHandler):
@@ -54,7 +59,11 @@ def main():
     started = time.time()  # a closure's state, captured before the workers fork
     with SimpleXMLRPCServer(("127.0.0.1", 0), requestHandler=Handler, logRequests=args.log_requests,
                             allow_none=args.allow_none, use_builtin_types=args.builtin_types,
-                            workers=args.workers, method_timeout=args.method_timeout) as server:
+                            workers=args.workers or None, method_timeout=args.method_timeout,
+                            fault_details=not args.no_fault_details) as server:
+        server.register_introspection_functions()
+        server.register_multicall_functions()
+
         @server.register_function(name="sample.add")
         def add(a: int, b: int) -> int:
             """Return a + b."""
@@ -63,7 +72,13 @@ def main():
         server.register_function(scaler(3), "scale3")
         server.register_function(lambda: started, "started")
         server.register_function(os.getpid, "pid")
-        server.register_function(lambda seconds: time.sleep(seconds) or seconds, "sleep")
+        @server.register_function(name="sleep")
+        def sleep(seconds):
+            print("sleeping", file=sys.stderr, flush=True)
+            time.sleep(seconds)
+            return seconds
+
+        server.register_function(lambda: server.shutdown() or "stopping", "stop")
         server.register_function(lambda v: type(v).__name__, "kind")
         server.register_function(lambda: None, "none")
         server.register_function(lambda n: "y" * n, "text")
@@ -89,6 +104,7 @@ def main():
         except KeyboardInterrupt:
             print("interrupted", flush=True)
             sys.exit(0)
+        print("stopped", flush=True)
 
 
 if __name__ == "__main__":
