@@ -49,6 +49,9 @@ for arg in "$@"; do
       packages+=(chromium-driver python3-selenium)
       # haproxy: tests/faults/test_haproxy.py runs packaging/haproxy/haproxy.cfg.
       packages+=(haproxy)
+      # libpython3.11-testsuite: CPython's own tests of xmlrpc.server, which
+      # tests/integration/test_stdlib_suite.py runs against rapidrpc's servers.
+      packages+=(libpython3.11-testsuite)
       # php-cli and php-xmlrpc: tests/integration/test_encodings.py calls
       # rapidrpcd as PHP's xmlrpc extension does at its defaults (documents
       # declared iso-8859-1).
