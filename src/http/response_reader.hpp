@@ -64,6 +64,12 @@ class response_parser final : public boost::beast::http::basic_parser<false> {
 
 /// Reads one response at a time; interim 1xx responses (100 Continue) are
 /// skipped, the final response is the one returned.
+///
+/// A head is read whole before it is parsed, and made plain first: a line
+/// ended by a bare LF is read as if ended by CRLF (RFC 9112 2.2 lets a
+/// recipient do so) and a folded line (obs-fold) is joined to the line
+/// before it with a space, as 5.2 requires of a gateway that forwards it.
+/// Python's http.server writes both in an error response's X-traceback.
 class response_reader {
  public:
   enum class result : std::uint8_t {
@@ -96,12 +102,17 @@ class response_reader {
 
  private:
   void restart();
+  /// Moves the head's bytes from `in` into head_ until its empty line;
+  /// false while it has not come whole.
+  bool gather_head(std::string_view in, std::size_t& used);
 
   std::size_t max_head_bytes_;
   bool to_head_ = false;
   bool started_ = false;
   response res_;
   std::optional<response_parser> parser_;
+  std::string head_;       // the head being gathered, then made plain
+  bool head_fed_ = false;  // whether head_ went to parser_
 };
 
 }  // namespace rapidrpc::http

@@ -167,6 +167,46 @@ TEST(ResponseReader, KeepAliveAsTheSenderSaysIt) {
   EXPECT_TRUE(keeps("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"));
 }
 
+TEST(ResponseReader, BareLineFeedsAndFoldedLinesAreMadePlain) {
+  // What Python's SimpleXMLRPCRequestHandler writes for a failed request
+  // with _send_traceback_header: the traceback's bare LFs and indented
+  // lines inside a field, its last line a field of its own.
+  const std::string wire =
+      "HTTP/1.0 500 Internal Server Error\r\nServer: BaseHTTP/0.6\r\n"
+      "X-exception: invalid literal\r\n"
+      "X-traceback: Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n"
+      "\t  int('a')\nValueError: invalid\r\nContent-length: 2\r\n\r\nno";
+  at_every_split(wire, [](const outcome& o) {
+    ASSERT_FALSE(o.error);
+    ASSERT_EQ(o.responses.size(), 1u);
+    const response& r = o.responses[0];
+    EXPECT_EQ(r.status, 500);
+    EXPECT_EQ(r.fields, (fields{{"Server", "BaseHTTP/0.6"},
+                                {"X-exception", "invalid literal"},
+                                {"X-traceback",
+                                 "Traceback (most recent call last): File \"x.py\", line 1, in f "
+                                 "int('a')"},
+                                {"ValueError", "invalid"},
+                                {"Content-length", "2"}}));
+    EXPECT_EQ(r.body, "no");
+  });
+  // A head of bare LFs only, and a body holding CRLFs and LFs left as sent.
+  at_every_split("HTTP/1.1 200 OK\nContent-Length: 6\n\na\r\nb\n\n", [](const outcome& o) {
+    ASSERT_FALSE(o.error);
+    ASSERT_EQ(o.responses.size(), 1u);
+    EXPECT_EQ(o.responses[0].fields, (fields{{"Content-Length", "6"}}));
+    EXPECT_EQ(o.responses[0].body, "a\r\nb\n\n");
+  });
+}
+
+TEST(ResponseReader, AHeadPastItsLimitIsAnError) {
+  response_reader reader(64);
+  reader.start(false);
+  const std::string wire = "HTTP/1.1 200 OK\r\nX-Long: " + std::string(100, 'a') + "\r\n\r\n";
+  std::size_t used = 0;
+  EXPECT_EQ(reader.parse(wire, used), response_reader::result::error);
+}
+
 TEST(ResponseReader, ACutOrMalformedResponseIsAnError) {
   // Cut inside the body, the header, or before anything came.
   for (const std::string wire :
