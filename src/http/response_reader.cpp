@@ -156,7 +156,10 @@ response_reader::result response_reader::parse(std::string_view in, std::size_t&
 }
 
 response_reader::result response_reader::finish() {
-  if (!parser_ || !started_) return result::error;
+  if (!parser_ || !started_ || !head_fed_) {  // nothing, or a head cut short
+    parser_.reset();
+    return result::error;
+  }
   boost::system::error_code ec;
   parser_->put_eof(ec);
   if (ec || !parser_->is_done() || res_.status < 200) {
