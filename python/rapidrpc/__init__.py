@@ -8,17 +8,5 @@ standard library's, with rapidrpcd in front keeping the connections
 (docs/python.md). Standard library only.
 """
 
-from rapidrpc.server import (CGIXMLRPCRequestHandler, DocCGIXMLRPCRequestHandler,
-                             DocXMLRPCRequestHandler, DocXMLRPCServer, ForkingMixIn,
-                             MultiPathXMLRPCServer, ServerHTMLDoc, SimpleXMLRPCDispatcher,
-                             SimpleXMLRPCRequestHandler, SimpleXMLRPCServer, ThreadingMixIn,
-                             XMLRPCDocGenerator, find_rapidrpcd, list_public_methods,
-                             resolve_dotted_attribute)
-
-__all__ = [
-    "SimpleXMLRPCServer", "MultiPathXMLRPCServer", "DocXMLRPCServer",
-    "SimpleXMLRPCRequestHandler", "SimpleXMLRPCDispatcher", "DocXMLRPCRequestHandler",
-    "CGIXMLRPCRequestHandler", "DocCGIXMLRPCRequestHandler", "ServerHTMLDoc",
-    "XMLRPCDocGenerator", "resolve_dotted_attribute", "list_public_methods",
-    "ThreadingMixIn", "ForkingMixIn", "find_rapidrpcd",
-]
+from rapidrpc.server import *  # noqa: F403 - the names server.__all__ gives
+from rapidrpc.server import __all__  # noqa: F401
