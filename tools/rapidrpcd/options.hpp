@@ -25,7 +25,7 @@ enum class task {
   serve,          ///< start the server and wait for a stop signal
   worker,         ///< serve the worker protocol on fd 3 (--worker, started by --isolate)
   hash_password,  ///< print a users-file line (--hash-password USER)
-  curve_keygen,  ///< --curve-keygen: write a CurveZMQ key pair
+  curve_keygen,   ///< --curve-keygen: write a CurveZMQ key pair
 };
 
 /// The methods --deny-method refuses. The server's authorizer asks it on
