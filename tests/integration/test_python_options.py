@@ -176,9 +176,11 @@ class Signatures(unittest.TestCase):
 WRAPPER = textwrap.dedent('''\
     #!/bin/sh
     # Logs this invocation, then becomes the system's Python (same pid).
-    printf '%s' "$$" >> "{log}"
-    for a in "$@"; do printf ' %s' "$a" >> "{log}"; done
-    printf '\\n' >> "{log}"
+    # The line goes out in one write: the workers start side by side, and
+    # writes of a line in pieces would interleave.
+    line="$$"
+    for a in "$@"; do line="$line $a"; done
+    printf '%s\\n' "$line" >> "{log}"
     exec /usr/bin/python3 "$@"
     ''')
 
