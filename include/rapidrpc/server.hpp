@@ -108,6 +108,13 @@ struct server_options {
   /// Processes for the fork (most at once) and prefork (how many) modes;
   /// 0 means one per core.
   unsigned processes = 0;
+  /// prefork: a worker that dies within a second of its start, again and
+  /// again, is replaced ever later, so a crash loop does not eat the
+  /// machine: at once the first time, then after `respawn_backoff` times
+  /// 2^n for the n-th such death in a row (4x, 8x, ...), at most
+  /// `respawn_backoff_max`.
+  std::chrono::milliseconds respawn_backoff{100};
+  std::chrono::milliseconds respawn_backoff_max{5000};
   /// async_pool only: run pool methods in `workers` supervised worker
   /// processes instead of threads. A crash there fails that call with
   /// fault_code::internal_error and the worker is replaced; a call past its

@@ -68,8 +68,25 @@ bool reap_one(std::vector<int>& children, int pid) {
 
 }  // namespace
 
-process_supervisor::process_supervisor(shared_state& shared, serving_mode mode, unsigned processes)
-    : shared_(shared), mode_(mode), processes_(processes) {
+std::chrono::milliseconds prefork_respawn_delay(unsigned quick_deaths,
+                                                std::chrono::milliseconds base,
+                                                std::chrono::milliseconds max) noexcept {
+  if (quick_deaths <= 1) return std::chrono::milliseconds(0);
+  // Doubled once per death, and no more once at the cap: no overflow
+  // however long the crash loop.
+  auto delay = base;
+  for (unsigned i = 0; i < std::min(quick_deaths, 64u) && delay < max; ++i) delay *= 2;
+  return std::min(delay, max);
+}
+
+process_supervisor::process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
+                                       std::chrono::milliseconds respawn_backoff,
+                                       std::chrono::milliseconds respawn_backoff_max)
+    : shared_(shared),
+      mode_(mode),
+      processes_(processes),
+      respawn_backoff_(respawn_backoff),
+      respawn_backoff_max_(respawn_backoff_max) {
   if (::pipe2(stop_pipe_, O_CLOEXEC) != 0 || ::pipe2(workers_pipe_, O_CLOEXEC) != 0)
     throw std::system_error(errno, std::generic_category(), "pipe");
 }
@@ -234,11 +251,11 @@ void process_supervisor::supervise_prefork() {
                                         : metrics::restart_cause::crash);
         }
         // A worker that dies young, again and again, is restarted ever more
-        // slowly (up to 5 s), so a crash loop does not eat the machine.
+        // slowly (by default up to 5 s), so a crash loop does not eat the
+        // machine.
         bool young = now - s.started < std::chrono::seconds(1);
         s.quick_deaths = young ? s.quick_deaths + 1 : 0;
-        auto delay = std::chrono::milliseconds(
-            s.quick_deaths <= 1 ? 0 : std::min<long>(5000, 100L << std::min(s.quick_deaths, 6u)));
+        auto delay = prefork_respawn_delay(s.quick_deaths, respawn_backoff_, respawn_backoff_max_);
         s.restart_at = now + delay;
         // The delay is said, so a crash loop shows in the log as one.
         if (WIFSIGNALED(status)) {
@@ -247,7 +264,7 @@ void process_supervisor::supervise_prefork() {
                          pid, WTERMSIG(status));
           else
             std::fprintf(stderr,
-                         "rapidrpc: prefork worker %d died from signal %d; replacing it in %.1f s "
+                         "rapidrpc: prefork worker %d died from signal %d; replacing it in %g s "
                          "(%u quick deaths in a row)\n",
                          pid, WTERMSIG(status), static_cast<double>(delay.count()) / 1000.0,
                          s.quick_deaths);

@@ -5,7 +5,8 @@
 //    alive; at the cap it waits for one to exit before accepting again.
 //  - prefork: it forks `processes` workers up front; each accepts from the
 //    shared listening sockets and serves one connection at a time. A worker
-//    that dies is replaced, with a growing delay if they keep dying young.
+//    that dies is replaced, with a growing delay if they keep dying young
+//    (prefork_respawn_delay).
 //
 // A child serves its connection on a loop of its own, with every method
 // inline under the watchdog (watchdog.hpp), and leaves with _exit().
@@ -24,9 +25,19 @@
 
 namespace rapidrpc::detail {
 
+/// How long the prefork supervisor waits before replacing a worker that has
+/// died young (within a second of its start) `quick_deaths` times in a row:
+/// at once for the first, then `base` times 2^n for the n-th (4x, 8x, ...),
+/// at most `max` (server_options::respawn_backoff and respawn_backoff_max).
+std::chrono::milliseconds prefork_respawn_delay(unsigned quick_deaths,
+                                                std::chrono::milliseconds base,
+                                                std::chrono::milliseconds max) noexcept;
+
 class process_supervisor {
  public:
-  process_supervisor(shared_state& shared, serving_mode mode, unsigned processes);
+  process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
+                     std::chrono::milliseconds respawn_backoff,
+                     std::chrono::milliseconds respawn_backoff_max);
   ~process_supervisor();
 
   /// Listens on `ep` (blocking bind; returns the address with its port).
@@ -52,6 +63,8 @@ class process_supervisor {
   shared_state& shared_;
   serving_mode mode_;
   unsigned processes_;
+  std::chrono::milliseconds respawn_backoff_;
+  std::chrono::milliseconds respawn_backoff_max_;
   std::vector<int> listeners_;
   int stop_pipe_[2] = {-1, -1};     // written by stop(): wakes the supervisor
   int workers_pipe_[2] = {-1, -1};  // its write end closes: prefork workers stop

@@ -626,8 +626,9 @@ void server::start() {
     s.shared.limits.idle_timeout = std::min(s.shared.limits.idle_timeout, std::chrono::seconds(2));
     s.runner = std::make_unique<detail::watchdog::runner>();
     s.shared.pool.runner = s.runner.get();
-    s.supervisor =
-        std::make_unique<detail::process_supervisor>(s.shared, mode, or_cores(s.options.processes));
+    s.supervisor = std::make_unique<detail::process_supervisor>(
+        s.shared, mode, or_cores(s.options.processes), s.options.respawn_backoff,
+        s.options.respawn_backoff_max);
   } else {
     if (mode == serving_mode::async_pool && !s.options.worker_listen.empty()) {
       // The front of worker hosts; its own workers, if any, are one more

@@ -5,9 +5,12 @@
   5 s) if workers keep dying young." With one worker, test.crash calls on
   raw sockets (no client that retries) kill it again and again right after
   it starts: the delays the supervisor logs for each replacement are none
-  for the first deaths, then grow, and stop growing at 5 s; a worker that
-  has lived a while is again replaced at once. No replacement comes before
-  its delay, nor more than 3 s after it (a loaded machine is slow to fork).
+  for the first deaths, then double, and stop growing at the cap; a worker
+  that has lived a while is again replaced at once. No replacement comes
+  before its delay, nor more than 3 s after it (a loaded machine is slow to
+  fork). The daemon runs with --respawn-backoff 0.025 and
+  --respawn-backoff-max 1 (the defaults, 0.1 and 5 s, would make this wait
+  16 s; tests/unit/server/respawn_test.cpp checks them and their schedule).
 - `--isolate` workers ("Worker processes"): "Workers inherit no other
   descriptor (posix_spawn with closefrom), so a worker never holds the
   listening port": each worker's /proc/PID/fd holds 0, 1, 2 and the socket
@@ -41,7 +44,9 @@ _soft, _hard = resource.getrlimit(resource.RLIMIT_CORE)
 resource.setrlimit(resource.RLIMIT_CORE, (0, _hard))
 
 INTERNAL_ERROR = -32603
-CAP = 5.0
+# The back-off the daemon is given: the n-th quick death in a row (n >= 2)
+# waits BACKOFF * 2**n, at most CAP.
+BACKOFF, CAP = 0.025, 1.0
 # A replacement comes no earlier than its delay (the test's own clock reads
 # a death a little after the supervisor's), and on a loaded machine it may
 # come well after: the supervisor polls every 20 ms, then a fork, an accept
@@ -73,7 +78,8 @@ def crash(d):
 class PreforkRespawn(unittest.TestCase):
 
     def test_a_worker_dying_young_again_and_again_is_replaced_ever_later_up_to_5_s(self):
-        with daemon("--mode", "prefork", "--processes", "1", "--enable-test-methods") as d:
+        with daemon("--mode", "prefork", "--processes", "1", "--enable-test-methods",
+                    "--respawn-backoff", str(BACKOFF), "--respawn-backoff-max", str(CAP)) as d:
             # The first worker has lived a while: its death is not a young one.
             procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 1, time.monotonic() + 5)
             time.sleep(1.2)
@@ -106,12 +112,10 @@ class PreforkRespawn(unittest.TestCase):
             # The policy, as the supervisor states it: the first deaths are
             # replaced at once...
             self.assertEqual(chosen[:2], [0, 0], chosen)
-            # ...then ever later...
-            growing = chosen[1:6]
-            for a, b in zip(growing, growing[1:]):
-                self.assertGreater(b, a + 0.1, f"the delays do not grow: {chosen}")
-            self.assertGreater(chosen[5], 2.0, f"the delays do not grow: {chosen}")
-            # ...up to 5 s, and no further...
+            # ...then ever later, each delay twice the last...
+            self.assertEqual(chosen[2:6], [BACKOFF * 4, BACKOFF * 8, BACKOFF * 16, BACKOFF * 32],
+                             f"the delays do not double: {chosen}")
+            # ...up to the cap, and no further...
             self.assertEqual(chosen[6:8], [CAP, CAP], chosen)
             # ...and a worker that has lived a while is again replaced at once.
             self.assertEqual(chosen[8], 0, chosen)

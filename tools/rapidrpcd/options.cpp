@@ -28,6 +28,8 @@ namespace rapidrpcd {
 
 namespace {
 
+double seconds(std::chrono::milliseconds ms) { return std::chrono::duration<double>(ms).count(); }
+
 // The values that are spelled on the command line otherwise than the
 // options hold them.
 struct spelled {
@@ -36,6 +38,8 @@ struct spelled {
   std::int64_t write_timeout = 0;
   std::string mode = "async-pool";
   double method_timeout = 0;
+  double respawn_backoff = seconds(rapidrpc::server_options{}.respawn_backoff);
+  double respawn_backoff_max = seconds(rapidrpc::server_options{}.respawn_backoff_max);
   bool worker = false;
   bool no_jsonrpc = false;
   std::string auth_file;
@@ -101,6 +105,16 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->capture_default_str();
   app.add_option("--processes", options.processes,
                  "fork: most child processes at once; prefork: worker processes (0: one per core)")
+      ->capture_default_str();
+  app.add_option("--respawn-backoff", in.respawn_backoff,
+                 "prefork: a worker that keeps dying within a second of its start is replaced "
+                 "at once the first time, then after this many seconds times 4, 8, 16... "
+                 "(a crash loop does not eat the machine)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--respawn-backoff-max", in.respawn_backoff_max,
+                 "prefork: the most seconds such a worker waits before it is replaced")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_flag(
       "--isolate", options.isolate,
@@ -398,6 +412,10 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   if (options.listen_fds.empty()) options.listen_fds = handed_rpc;
   options.method_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
+  options.respawn_backoff =
+      std::chrono::milliseconds(static_cast<std::int64_t>(in.respawn_backoff * 1000));
+  options.respawn_backoff_max =
+      std::chrono::milliseconds(static_cast<std::int64_t>(in.respawn_backoff_max * 1000));
   if (options.worker_max_requests != 0 && !options.isolate) {
     return failure{2, "--max-requests applies to worker processes (--isolate, --python) only"};
   }
