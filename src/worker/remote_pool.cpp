@@ -393,9 +393,10 @@ class pool final : public remote_pool {
         std::fprintf(stderr, "rapidrpc: worker host %s connected, %u at once\n",
                      it->second.peer.c_str(), capacity);
       } else if (!it->second.calls.empty()) {
-        // It connected again with a new socket: answers queued in the old
-        // one are lost, so its calls in flight fail now rather than wait
-        // for an answer that may never come.
+        // It announced itself again, so it is idle (a host says READY only
+        // with no call running): the answers of the calls still counted
+        // here were lost with its old connection. They fail now rather
+        // than wait for an answer that will never come.
         fail_calls(it->second, "internal error: the worker host running this call connected again");
       }
       it->second.capacity = capacity;

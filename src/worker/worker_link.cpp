@@ -133,7 +133,25 @@ class worker_link::impl {
     heard_ = clock::now();
   }
 
+  // READY offers the front all of this host's places. When the front asks
+  // who this is (WHO: it dropped the host, or started again) or the host
+  // connects again, the calls still running here may be ones the front has
+  // failed already; offered now, their places would take calls that wait
+  // behind them while other hosts are free. So READY waits until the host
+  // is idle (their answers, if the front still knows them, are delivered
+  // meanwhile).
   void say_ready() {
+    if (draining_) return;
+    if (in_flight_ > 0) {
+      if (!ready_owed_)
+        std::fprintf(stderr,
+                     "rapidrpc: worker host: announcing itself to the front once its %zu "
+                     "call(s) still running end\n",
+                     in_flight_);
+      ready_owed_ = true;
+      return;
+    }
+    ready_owed_ = false;
     const std::string capacity = std::to_string(settings_.capacity);
     send({remote::ready, remote::version, capacity});
   }
@@ -223,6 +241,7 @@ class worker_link::impl {
     free_calls_.push_back(&c);
     --in_flight_;
     if (draining_) finish_if_drained();
+    if (ready_owed_ && in_flight_ == 0) say_ready();
   }
 
   void finish_if_drained() {
@@ -249,6 +268,7 @@ class worker_link::impl {
   std::size_t in_flight_ = 0;
   clock::time_point heard_;
   bool draining_ = false;
+  bool ready_owed_ = false;  // a READY waits for the calls running to end
   std::thread thread_;
 };
 

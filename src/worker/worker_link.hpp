@@ -3,8 +3,9 @@
 // host runs at once, runs each call the front sends through the host's own
 // registry and pool, as any transport does (rpc/exchange.hpp), and sends
 // its answer back. When it hears nothing from the front for
-// remote::peer_timeout it connects again, under the same identity, and
-// announces itself again; calls still running answer on the new connection.
+// remote::peer_timeout it connects again, under the same identity; calls
+// still running answer on the new connection, and it announces itself again
+// once they have ended (so are its places free when the front hears READY).
 //
 // Threads: one of its own, running an io_context that owns the socket, as
 // zmq/router.hpp does; pool methods run on the host's pool and their
