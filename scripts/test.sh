@@ -28,12 +28,12 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
   # Six at once: sanitized, the suite computes more than it waits (a
-  # sanitized rapidrpcd takes about 0.2 s of CPU to start and leak-check its
-  # exit, ten times the plain one: relocating and scanning UBSan's 22 MB of
-  # check data), so four leave the CPU partly idle. Measured on 2 cores, the
-  # 52 tests of integration's fork and prefork modes and of hostile-modes
-  # (none RUN_SERIAL): -j3 126 s, -j4 129 s (CPU 85% busy), -j6 110 s (97%).
-  # The RUN_SERIAL tests run alone whatever -j says.
+  # sanitized rapidrpcd takes 0.12 s of CPU to start and leak-check its
+  # exit, a plain one 0.02 s), so four leave the CPU partly idle. Measured on
+  # 2 cores, the 52 tests of integration's fork and prefork modes and of
+  # hostile-modes (none RUN_SERIAL; position-independent executables then):
+  # -j3 126 s, -j4 129 s (CPU 85% busy), -j6 110 s (97%). The RUN_SERIAL
+  # tests run alone whatever -j says.
   jobs=6
 fi
 if [[ "${1:-}" == "--tsan" ]]; then
