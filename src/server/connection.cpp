@@ -373,7 +373,13 @@ void connection::process_requests() {
     if (large) loop_.large_buffer_freed();
   }
   if (eof_ && reader_.in_request() && !busy_ && !closing_) {
-    // The peer ended the stream inside a request: nothing can be answered.
+    // The peer ended the stream inside a request: nothing can be answered,
+    // except by a program behind the relay, which reads the stream itself.
+    // A request with its whole head and part of a Content-Length body goes
+    // to it as it came, then the end of the stream (as the program's own
+    // server would have seen it); its answer goes to the client, if still
+    // there.
+    if (!loop_.shared().relay.socket.empty() && reader_.body_remaining()) handle_request(false);
     reader_.next();
     closing_ = true;
   }
@@ -443,7 +449,10 @@ void connection::relay_request() {
   std::string bytes;
   write_relayed_request(bytes, req);
   busy_ = true;
-  relay_->send(std::move(bytes), req.method == bhttp::verb::head, shared_from_this());
+  // Still in the request: the stream ended inside its body
+  // (process_requests()), and nothing follows it.
+  const bool last = reader_.in_request();
+  relay_->send(std::move(bytes), req.method == bhttp::verb::head, shared_from_this(), last);
 }
 
 void connection::on_relayed(http::response* r, relay_failure why) {

@@ -120,8 +120,10 @@ void write_relayed_response(std::string& out, const http::response& r, bool keep
 relay_channel::relay_channel(net::io_context& io, const relay_target& target, std::string proxy)
     : io_(io), target_(target), proxy_(std::move(proxy)), socket_(io), timer_(io), retry_(io) {}
 
-void relay_channel::send(std::string request, bool to_head, std::shared_ptr<relay_sink> sink) {
+void relay_channel::send(std::string request, bool to_head, std::shared_ptr<relay_sink> sink,
+                         bool last) {
   sink_ = std::move(sink);
+  last_ = last;
   reader_.start(to_head);
   out_ = std::move(request);
   ++seq_;
@@ -183,11 +185,16 @@ void relay_channel::connect() {
 void relay_channel::write() {
   writing_ = true;
   net::async_write(socket_, net::buffer(out_),
-                   [self = shared_from_this(), gen = generation_](const boost::system::error_code&,
-                                                                  std::size_t) {
+                   [self = shared_from_this(), gen = generation_](
+                       const boost::system::error_code& ec, std::size_t) {
                      // A failed write found the program gone: the read that
                      // is always pending says so and decides.
-                     if (gen == self->generation_) self->writing_ = false;
+                     if (gen != self->generation_) return;
+                     self->writing_ = false;
+                     if (!ec && self->last_) {
+                       boost::system::error_code ignored;
+                       self->socket_.shutdown(net::socket_base::shutdown_send, ignored);
+                     }
                    });
 }
 

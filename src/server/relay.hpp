@@ -79,7 +79,10 @@ class relay_channel final : public std::enable_shared_from_this<relay_channel> {
 
   /// Relays one request (its bytes: write_relayed_request()), a HEAD one
   /// if `to_head`; the outcome goes to `sink`, which is held until then.
-  void send(std::string request, bool to_head, std::shared_ptr<relay_sink> sink);
+  /// With `last`, the Unix connection's sending side is shut down once the
+  /// bytes are written: the program reads the end of its stream after
+  /// them (a request the client cut short, still answered if it can be).
+  void send(std::string request, bool to_head, std::shared_ptr<relay_sink> sink, bool last = false);
 
   /// Closes the Unix connection (the client connection has ended): a
   /// request in flight is dropped, its sink released.
@@ -112,6 +115,7 @@ class relay_channel final : public std::enable_shared_from_this<relay_channel> {
   bool pid_read_ = false;
   bool writing_ = false;  // a write is pending on the Unix connection
   bool reading_ = false;  // a read is pending on the Unix connection
+  bool last_ = false;     // send()'s `last`: shut the sending side down after out_
   bool closed_ = false;
 };
 

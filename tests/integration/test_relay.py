@@ -13,7 +13,10 @@ Connection: close, the response framings (Content-Length, chunked, until
 the end of the stream, HEAD), a program that ends its connection mid-
 response (502) or is not there (503), --method-timeout (a fault, the
 serving process killed unless it is --relay-keep-pid), the body limit
-(413, nothing relayed), and the options --relay does not go with.
+(413, nothing relayed), a request whose client ended its stream inside
+the body (relayed as it came, then the end of the stream; inside a head
+or a chunked body, not relayed), and the options --relay does not go
+with.
 """
 
 import os
@@ -188,6 +191,22 @@ def crashing_program(link):
     link.start()
     if link.read_request() is not None:
         link.send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+
+
+def cut_short_program(link):
+    """Reads one request's head and then its stream to the end, whatever the
+    head's length says; answers 400 naming how many body bytes came."""
+    link.start()
+    while b"\r\n\r\n" not in link.buf:
+        if not link._fill():
+            raise AssertionError(f"stream ended inside a request head: {link.buf!r}")
+    end = link.buf.index(b"\r\n\r\n") + 4
+    head, link.buf = link.buf[:end], link.buf[end:]
+    while link._fill():
+        pass
+    link.requests.append((head, link.buf))
+    body = b"%d body bytes" % len(link.buf)
+    link.send(b"HTTP/1.0 400 Bad Request\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 
 
 # -- the client side ---------------------------------------------------------
@@ -474,6 +493,35 @@ class RelayTest(unittest.TestCase):
         head, _ = reader.response()
         self.assertTrue(head.startswith(b"HTTP/1.1 413 "), head)
         time.sleep(0.2)
+        self.assertEqual(backend.links, [])
+
+
+    def test_stream_ended_inside_a_body_is_relayed_with_its_end(self):
+        # The client sends a whole head and part of its body, then ends its
+        # side: the program reads it as it would on its own socket, up to the
+        # end of the stream, and its answer reaches the client.
+        backend, d = self.start(cut_short_program)
+        head = b"POST /RPC2 HTTP/1.0\r\nContent-Length: 100\r\n\r\n"
+        sock, reader = self.client(d)
+        sock.sendall(head + b"only part")
+        sock.shutdown(socket.SHUT_WR)
+        status, body = reader.response()
+        self.assertTrue(status.startswith(b"HTTP/1.0 400 "), status)
+        self.assertEqual(body, b"9 body bytes")
+        self.assertTrue(reader.closed())
+        self.assertEqual(backend.links[0].requests, [(head, b"only part")])
+
+    def test_stream_ended_elsewhere_in_a_request_is_not_relayed(self):
+        # Inside the head, or inside a chunked body (whose de-chunked form
+        # would claim a length): nothing goes to the program.
+        backend, d = self.start(http10_program)
+        for cut in (b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nContent-Len",
+                    b"POST /RPC2 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"4\r\nwi"):
+            sock, reader = self.client(d)
+            sock.sendall(cut)
+            sock.shutdown(socket.SHUT_WR)
+            self.assertTrue(reader.closed(), cut)
         self.assertEqual(backend.links, [])
 
 

@@ -6,10 +6,10 @@ xmlrpc.server's SimpleXMLRPCServer, MultiPathXMLRPCServer and
 DocXMLRPCServer are rapidrpc's, put there before the test modules are
 imported; nothing else is changed. Each server the tests make starts the
 real rapidrpcd (RAPIDRPCD) in front of it, and the tests' clients talk to
-rapidrpcd. Every test must pass, except those of EXCLUDED, which read the
-server object's private state in their own process in a way the relay
-cannot keep (docs/python.md, "CPython's tests"); an excluded test that
-passes is reported, so the list stays honest.
+rapidrpcd. Every test must pass, except those of EXCLUDED (none today): a
+test that reads the server object's private state in its own process in a
+way the relay cannot keep would be listed there with its reason, and in
+docs/python.md, "CPython's tests".
 """
 
 import json
@@ -26,12 +26,8 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 MODULES = ("test.test_xmlrpc", "test.test_docxmlrpc")
 
 # test id -> why it cannot pass with rapidrpcd in front (docs/python.md);
-# these are not run (each would hang its server thread or fail).
-EXCLUDED = {
-    "test.test_xmlrpc.SimpleServerTestCase.test_partial_post":
-        "its client sends half a request and closes: rapidrpcd never relays an incomplete "
-        "request, so the test's server thread waits for its one connection forever",
-}
+# these are not run (each would hang its server thread or fail). None today.
+EXCLUDED: dict[str, str] = {}
 
 RUNNER = r"""
 import json, os, sys, unittest, xmlrpc.server
