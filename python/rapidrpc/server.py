@@ -27,8 +27,10 @@ what still differs from the standard library.
 
 import ctypes
 import faulthandler
+import io
 import os
 import queue
+import re
 import select
 import selectors
 import shutil
@@ -77,6 +79,10 @@ INTERNAL_ERROR = -32603
 # so a script that fails at once does not fork in a loop.
 RESPAWN_SECONDS = 1.0
 PR_SET_PDEATHSIG = 1
+# The handler's fast way (_answer_plainly): the most of a relayed request it
+# takes at once, and the most header lines (http.client's limit is 100).
+PLAIN_REQUEST_MAX = 65536
+PLAIN_FIELDS_MAX = 64
 
 
 def find_rapidrpcd():
@@ -111,6 +117,7 @@ class _RelayedConnection(socket.socket):
     announced = False
     peer = ("", 0)
     local = ("", 0)
+    peeked = b""  # what followed the PROXY line when accept() read it, still unread
 
     def getpeername(self):
         return self.peer
@@ -135,7 +142,8 @@ class _RelayedConnection(socket.socket):
 
     def sendall(self, data, flags=0):
         if not self.announced:
-            self.announce()
+            self.announced = True
+            data = b"%d\n" % os.getpid() + data  # one write
         return super().sendall(data, flags)
 
 
@@ -154,6 +162,12 @@ def _read_proxy_line(conn):
         if not chunk:
             raise ConnectionError("rapidrpc: the relayed connection ended before its PROXY line")
         line += chunk
+    return _proxy_addresses(line)
+
+
+def _proxy_addresses(line):
+    """The client's and the local address a PROXY line (CRLF included)
+    names."""
     fields = line[:-2].decode("ascii", "replace").split(" ")
     if fields[0] != "PROXY":
         raise ConnectionError(f"rapidrpc: not a PROXY line: {line[:40]!r}")
@@ -239,10 +253,23 @@ class _RelaySocket(socket.socket):
         if socket.getdefaulttimeout() is None and self.gettimeout():
             conn.setblocking(True)
         try:
-            timeout = conn.gettimeout()
-            conn.settimeout(PROXY_LINE_SECONDS)
-            conn.peer, conn.local = _read_proxy_line(conn)
-            conn.settimeout(timeout)
+            # The PROXY line comes with the request, as a rule all of it:
+            # what follows the line is kept, still unread, for the fast way
+            # (_answer_plainly), which then needs no look of its own.
+            try:
+                data = conn.recv(PLAIN_REQUEST_MAX, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                data = b""
+            end = data.find(b"\r\n", 0, PROXY_LINE_MAX)
+            if end >= 0:
+                conn.peer, conn.local = _proxy_addresses(data[:end + 2])
+                conn.recv(end + 2)
+                conn.peeked = data[end + 2:]
+            else:
+                timeout = conn.gettimeout()
+                conn.settimeout(PROXY_LINE_SECONDS)
+                conn.peer, conn.local = _read_proxy_line(conn)
+                conn.settimeout(timeout)
         except BaseException:
             conn.close()
             raise
@@ -392,6 +419,103 @@ def _marshaled_without_details(dispatcher, data, dispatch_method):
     return response.encode(dispatcher.encoding, "xmlcharrefreplace")
 
 
+# ---- the handler's fast way ----
+#
+# The standard library's handler reads a request through buffered files
+# over the socket, one line at a time. A relayed POST has been read whole
+# and checked by rapidrpcd and is all in the socket at once: when the
+# handler class keeps the standard library's reading (it overrides none of
+# the methods that do it, and speaks HTTP/1.0, one request per connection),
+# the request is taken in one read, its head made into the class's
+# MessageClass as http.client.parse_headers() would make it, and the
+# handler's own do_POST() (a subclass's included) runs on it with the body
+# in memory, its response sent in one write. Anything else (another
+# method, a head the standard library would refuse, a body not all there)
+# goes the standard library's whole way. test_python_server.py compares
+# the two ways' answers byte for byte.
+
+# The handler's methods that read the request; the fast way stands in for
+# them, so a class that overrides one goes the whole way.
+_READING = ("__new__", "__init__", "setup", "handle", "handle_one_request", "parse_request",
+            "finish")
+_STOCK_READING = [(name, getattr(SimpleXMLRPCRequestHandler, name)) for name in _READING]
+
+
+# A field name as the email package's header parser takes it.
+_FIELD_NAME = re.compile(r"[!-9;-~]+")
+
+
+def _reads_as_stock(cls):
+    """Whether handler class `cls` reads requests as the standard
+    library's does, one per connection."""
+    return isinstance(cls, type) and getattr(cls, "protocol_version", None) == "HTTP/1.0" and \
+        all(getattr(cls, name, None) is f for name, f in _STOCK_READING)
+
+
+def _answer_plainly(server, conn, client_address):
+    """Answers the POST waiting on `conn` with the server's handler class,
+    read here; False, with nothing read, for a request that must go the
+    standard library's whole way."""
+    data = conn.peeked
+    if not data:
+        try:
+            data = conn.recv(PLAIN_REQUEST_MAX, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except OSError:
+            return False
+    line_end = data.find(b"\n") - 1  # the request line's CR, if it is there
+    line = data[:max(line_end, 0)]
+    words = line.split()
+    if (line_end < 0 or data[line_end] != 13 or len(words) != 3 or line != b" ".join(words)
+            or words[0] != b"POST" or words[2] not in (b"HTTP/1.0", b"HTTP/1.1")
+            or not words[1].startswith(b"/") or words[1].startswith(b"//")):
+        return False
+    # The head's end: its first empty line, every line ended by CRLF (no
+    # bare CR or LF, which the email package reads as line ends too).
+    end = data.find(b"\r\n\r\n", line_end)
+    head = data[line_end + 2:end]
+    if (end < 0 or not head.isascii() or head.count(b"\n") >= PLAIN_FIELDS_MAX
+            or head.count(b"\r") != head.count(b"\n") or head.count(b"\r\n") != head.count(b"\n")):
+        return False
+    # http.client.parse_headers()'s message, made from fields it would read
+    # the same: a name of visible characters and a colon, no continuation
+    # line, the value without its leading white space.
+    cls = server.RequestHandlerClass
+    headers = cls.MessageClass()
+    for field in head.decode("ascii").split("\r\n") if head else ():
+        name, colon, value = field.partition(":")
+        if not colon or not _FIELD_NAME.fullmatch(name):
+            return False
+        headers[name] = value.lstrip(" \t")
+    headers.set_payload("")
+    try:
+        length = int(headers["content-length"])
+    except (TypeError, ValueError):
+        return False
+    if len(data) != end + 4 + length:
+        return False
+    conn.recv(len(data))  # what was peeked, now taken
+    if server.method_timeout:
+        conn.announce()  # before the call runs: rapidrpcd stops a runaway by this pid
+    handler = cls.__new__(cls)
+    handler.request = handler.connection = conn
+    handler.client_address = client_address
+    handler.server = server
+    handler.raw_requestline = data[:line_end + 2]
+    handler.requestline = data[:line_end].decode("iso-8859-1")
+    handler.command = "POST"
+    handler.path = words[1].decode("iso-8859-1")
+    handler.request_version = words[2].decode("ascii")
+    handler.headers = headers
+    handler.close_connection = True
+    handler.rfile = io.BytesIO(data[end + 4:])
+    handler.wfile = io.BytesIO()
+    try:
+        handler.do_POST()
+    finally:
+        conn.sendall(handler.wfile.getvalue())
+    return True
+
+
 # ---- the servers ----
 
 class _Relayed:
@@ -475,6 +599,9 @@ class _Relayed:
 
     def finish_request(self, request, client_address):
         if isinstance(request, _RelayedConnection):
+            if _reads_as_stock(self.RequestHandlerClass) and \
+                    _answer_plainly(self, request, client_address):
+                return
             request.announce()
         super().finish_request(request, client_address)
 

@@ -26,11 +26,14 @@ This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
 import base64
+import contextlib
 import datetime
 import errno
 import gzip
 import http.client
+import io
 import os
+import re
 import shutil
 import signal
 import socket
@@ -40,6 +43,7 @@ import tempfile
 import threading
 import time
 import unittest
+import unittest.mock
 import urllib.error
 import urllib.request
 import xmlrpc.client
@@ -542,6 +546,103 @@ class InProcess(unittest.TestCase):
             lambda module: make(module, "iso-8859-1"), [req("text")])
         self.assertTrue(latin[0][2].startswith(b"<?xml version='1.0' encoding='iso-8859-1'?>"))
         self.assertIn("café &#9731;".encode("iso-8859-1"), latin[0][2])
+
+    def test_the_fast_way_answers_as_the_whole_way(self):
+        # A handler class that keeps the standard library's reading has its
+        # POSTs read by rapidrpc (python/rapidrpc/server.py, "the handler's
+        # fast way"); one that overrides handle() goes the whole way. Every
+        # request here gets the same bytes both ways (the Date field
+        # aside), and the same log lines.
+        class WholeWay(xmlrpc.server.SimpleXMLRPCRequestHandler):
+            def handle(self):
+                super().handle()
+
+        class Server(rapidrpc.SimpleXMLRPCServer):
+            def _marshaled_dispatch(self, data, dispatch_method=None, path=None):
+                if data == b"boom":  # do_POST's own 500, with the traceback fields
+                    raise ValueError("boom")
+                return super()._marshaled_dispatch(data, dispatch_method, path)
+
+        def make(handler):
+            server = Server(("127.0.0.1", 0), handler, logRequests=True)
+            server._send_traceback_header = True
+            server.register_introspection_functions()
+            server.register_multicall_functions()
+            server.register_function(lambda a, b: a + b, "add")
+            server.register_function(lambda n: "café ☃" * n, "text")
+            server.register_function(lambda a, b: a // b, "div")
+            return server
+
+        def post(body, fields=b"Content-Type: text/xml\r\n", path=b"/RPC2", version=b"HTTP/1.1"):
+            return (b"POST %s %s\r\nHost: h\r\n%sContent-Length: %d\r\nConnection: close\r\n"
+                    b"\r\n%s" % (path, version, fields, len(body), body))
+
+        def call(method, *params):
+            return xmlrpc.client.dumps(params, method).encode()
+
+        requests = [
+            post(call("add", 2, 3)),
+            post(call("div", 1, 0)),
+            post(call("nope")),
+            post(call("system.multicall", [{"methodName": "div", "params": [1, 0]},
+                                           {"methodName": "add", "params": [1, 2]}])),
+            post(call("system.methodSignature", "add")),
+            post(call("text", 2)),  # UTF-8 in the response
+            post(xmlrpc.client.dumps(("ünï",), "add", encoding="iso-8859-1").encode("latin-1")),
+            post(call("text", 1000), b"Accept-Encoding: gzip\r\n"),  # past encode_threshold
+            post(call("text", 1000), b"Accept-Encoding: gzip;q=0\r\n"),
+            post(gzip.compress(call("add", 4, 5)), b"Content-Encoding: gzip\r\n"),
+            post(call("add", 4, 5), b"Content-Encoding: br\r\n"),  # 501
+            post(b"<not xml"),
+            post(b""),
+            post(b"boom"),
+            post(call("add", 2, 3), path=b"/elsewhere"),  # 404
+            post(call("add", 2, 3), path=b"/RPC2?q=1"),
+            post(call("add", 2, 3), path=b"//RPC2"),
+            post(call("add", 2, 3), version=b"HTTP/1.0"),
+            post(call("add", 2, 3), b"x-mixed-CASE:   spaced value\r\nX-Empty:\r\nX-Dup: 1\r\n"
+                                    b"X-Dup: 2\r\nContent-type: application/xml\r\n"),
+            post(call("add", 2, 3), b"Expect: 100-continue\r\n"),
+            b"GET /RPC2 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+        ]
+        taken = []
+        answer_plainly = rapidrpc.server._answer_plainly
+
+        def counting(*args):
+            taken.append(answer_plainly(*args))
+            return taken[-1]
+
+        answers, logs = [], []
+        for handler in (xmlrpc.server.SimpleXMLRPCRequestHandler, WholeWay):
+            port = self.serving(make(handler))
+            log = io.StringIO()
+            with unittest.mock.patch.object(rapidrpc.server, "_answer_plainly", counting), \
+                    contextlib.redirect_stderr(log):
+                answers.append([self.raw_exchange(port, r) for r in requests])
+            logs.append(re.sub(r"\[[^]]*\]", "[date]", log.getvalue()))
+        # The fast way took every POST the first time (the GET and the one
+        # with a path the standard library rewrites went the whole way), and
+        # was never asked the second time.
+        self.assertEqual(taken.count(True), len(requests) - 2, taken)
+        for r, fast, whole in zip(requests, *answers):
+            with self.subTest(request=r[:60]):
+                self.assertEqual(fast, whole)
+        self.assertEqual(logs[0], logs[1])
+        self.assertEqual(logs[0].count('"POST /RPC2 HTTP/1.1" 200 -'), 14, logs[0])
+        statuses = [a.split(b" ", 2)[1] for a in answers[0]]
+        self.assertEqual(statuses, [b"200"] * 10 + [b"501", b"200", b"200", b"500", b"404",
+                                                  b"404", b"200", b"200", b"200", b"200", b"501"])
+        self.assertIn(b"\r\nX-exception: boom\r\nX-traceback: Traceback", answers[0][13])
+
+    def raw_exchange(self, port, request):
+        """`request`'s response as received, to the end of the connection,
+        its Date field taken out."""
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(request)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        return re.sub(rb"\r\nDate: [^\r]*", b"", data)
 
     def test_documentation_page_and_multiple_paths(self):
         def make_doc(module):
