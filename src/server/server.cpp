@@ -503,6 +503,13 @@ void refuse_unhonoured(const server_options& o) {
     throw std::invalid_argument("worker_command is used with isolate only");
   if (!o.isolate && o.worker_max_requests != 0)
     throw std::invalid_argument("worker_max_requests is used with isolate only");
+  if (mode != serving_mode::prefork &&
+      (o.respawn_backoff != server_options{}.respawn_backoff ||
+       o.respawn_backoff_max != server_options{}.respawn_backoff_max))
+    throw std::invalid_argument(
+        "respawn_backoff and respawn_backoff_max are used with mode "
+        "prefork only, not " +
+        std::string(mode_name(mode)));
   std::vector<int> handed = o.listen_fds;
   handed.insert(handed.end(), o.admin_listen_fds.begin(), o.admin_listen_fds.end());
   for (int fd : handed) {

@@ -30,14 +30,15 @@ import os
 import re
 import resource
 import signal
+import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
 import procs
-from harness import (IncompleteResponse, RawClient, call_body, fib_str, http_request, main,
-                     parse_fault, parse_result, running_daemon)
+from harness import (IncompleteResponse, RawClient, call_body, daemon_path, fib_str, http_request,
+                     main, parse_fault, parse_result, running_daemon)
 
 # test.crash raises SIGSEGV: no core files from the daemon's processes.
 _soft, _hard = resource.getrlimit(resource.RLIMIT_CORE)
@@ -127,6 +128,22 @@ class PreforkRespawn(unittest.TestCase):
             for said, took in zip(chosen[:7] + [chosen[8]], observed):
                 self.assertGreater(took, said - EARLY, f"chosen {chosen}, observed {observed}")
                 self.assertLess(took, said + LATE, f"chosen {chosen}, observed {observed}")
+
+
+    def test_back_off_options_outside_prefork_are_refused(self):
+        # Only prefork replaces workers with a back-off: elsewhere the options
+        # would be ignored without a word, so the daemon refuses them (exit 2);
+        # their defaults, as the packaged config file spells them, start.
+        for mode in ("async-pool", "async", "sequential", "fork"):
+            for option, value in (("--respawn-backoff", "0.5"), ("--respawn-backoff-max", "1")):
+                with self.subTest(mode=mode, option=option):
+                    r = subprocess.run([daemon_path(), "--port", "0", "--mode", mode, option, value],
+                                       stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+                    self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertIn(b"apply to --mode prefork only", r.stderr)
+        with daemon("--respawn-backoff", "0.1", "--respawn-backoff-max", "5") as d:
+            with d.proxy() as p:
+                self.assertEqual(p.sample.add(1, 2), 3)
 
 
 class IsolateDescriptors(unittest.TestCase):

@@ -419,6 +419,11 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   if (options.worker_max_requests != 0 && !options.isolate) {
     return failure{2, "--max-requests applies to worker processes (--isolate, --python) only"};
   }
+  if (options.mode != rapidrpc::serving_mode::prefork &&
+      (options.respawn_backoff != rapidrpc::server_options{}.respawn_backoff ||
+       options.respawn_backoff_max != rapidrpc::server_options{}.respawn_backoff_max)) {
+    return failure{2, "--respawn-backoff and --respawn-backoff-max apply to --mode prefork only"};
+  }
   if (options.isolate && !out.python.on()) {
     try {
       options.worker_command = {self_executable(), "--worker"};

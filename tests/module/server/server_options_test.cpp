@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -55,6 +56,22 @@ TEST(ServerOptions, IsolateAndWorkerCommandGoTogether) {
   auto recycling_threads = local();
   recycling_threads.worker_max_requests = 10;
   expect_refused(recycling_threads, "worker_max_requests is used with isolate only");
+}
+
+TEST(ServerOptions, RespawnBackOffOutsidePreforkIsRefused) {
+  // Only prefork replaces its workers with a back-off: set elsewhere, it
+  // would be ignored without a word.
+  for (auto mode : {serving_mode::async_pool, serving_mode::async, serving_mode::sequential,
+                    serving_mode::fork}) {
+    auto base = local();
+    base.mode = mode;
+    auto o = base;
+    o.respawn_backoff = std::chrono::milliseconds(25);
+    expect_refused(o, "used with mode prefork only, not " + std::string(mode_name(mode)));
+    o = base;
+    o.respawn_backoff_max = std::chrono::seconds(1);
+    expect_refused(o, "used with mode prefork only");
+  }
 }
 
 }  // namespace
