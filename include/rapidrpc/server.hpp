@@ -112,7 +112,8 @@ struct server_options {
   /// again, is replaced ever later, so a crash loop does not eat the
   /// machine: at once the first time, then after `respawn_backoff` times
   /// 2^n for the n-th such death in a row (4x, 8x, ...), at most
-  /// `respawn_backoff_max`.
+  /// `respawn_backoff_max`. start() throws std::invalid_argument for a
+  /// value other than these defaults in another mode.
   std::chrono::milliseconds respawn_backoff{100};
   std::chrono::milliseconds respawn_backoff_max{5000};
   /// async_pool only: run pool methods in `workers` supervised worker
