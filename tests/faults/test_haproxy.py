@@ -57,6 +57,9 @@ SERVE_DEADLINE = 1.0
 # instance in use and in its idle pool; little enough that the machine,
 # two cores with three instances, HAProxy and the loads on it, keeps up.
 RATE = 600
+# A sanitizer build (set by CMakeLists.txt): its instances start and stop
+# more slowly.
+SANITIZED = os.environ.get("RAPIDRPCD_SANITIZED") == "1"
 CONNECTIONS = 4
 LOADS = (("xmlrpc", True), ("xmlrpc", False), ("jsonrpc", True), ("jsonrpc", False))
 
@@ -246,7 +249,12 @@ class BehindHaproxy(unittest.TestCase):
             self.assertEqual(r["ok"] + r["errors"]["total"], r["calls"], f"{name}: {r}")
 
     def test_a_rolling_restart_loses_no_call(self):
-        seconds = 24  # three restarts of about 5.4 s each in the sanitized build
+        # The load spans the three restarts and a little more: the test
+        # fails, asking for a longer load, if they end within a second of
+        # it. A restart (down, drained, started, back up) took 4.4 s, 5.4 s
+        # in the sanitized build: 14 and 17 s from the load's start, so the
+        # rest of a longer load would be waited out for nothing.
+        seconds = 22 if SANITIZED else 18
         load = Load(self.haproxy.port, seconds)
         time.sleep(1)
         after_restart = {}
@@ -282,7 +290,11 @@ class BehindHaproxy(unittest.TestCase):
             self.assertGreater(self.served(server), count, server)
 
     def test_an_instance_killed_fails_only_its_calls_in_flight_and_comes_back(self):
-        seconds = 10
+        # The kill 2 s in, the instance down at once (the failed connections
+        # mark it so), 1 s of nothing sent to it, then back up within
+        # HAProxy's two checks: about 5 s, and the load must go on 1.5 s
+        # after that.
+        seconds = 8
         load = Load(self.haproxy.port, seconds)
         time.sleep(2)
         victim, server = self.instances[1], SERVERS[1]
