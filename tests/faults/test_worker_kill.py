@@ -37,7 +37,10 @@ from faults import Bench, harness
 
 N = 50000  # load(N): milliseconds of CPU in the worker, a 10,450-digit answer
 KILLS = 3
-DURATION = 6.0  # seconds of load: kills at about 1, 2.2 and 3.4 s, and time after
+# Seconds of load: kills at about 1, 2.2 and 3.4 s, each followed by 1.1 s
+# (so the oldest worker is never one that would die young), and after the
+# last the load's final second, which must have calls answered.
+DURATION = 5.0
 REPLACE_DEADLINE = 2.0  # seconds for a killed worker to be replaced
 
 
