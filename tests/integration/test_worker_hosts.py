@@ -156,8 +156,10 @@ class WorkerHosts(unittest.TestCase):
         doomed = self.host(workers=2)
         self.host(workers=2)
         self.connected(2)
+        # Each call spins 3 s: both run when the host is killed, the doomed
+        # one's fault comes 1.5 to 2.5 s later, the other's answer at 3 s.
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            spins = [pool.submit(self.outcome, "test.spin", 5.0) for _ in range(2)]
+            spins = [pool.submit(self.outcome, "test.spin", 3.0) for _ in range(2)]
             wait_until(lambda: busy_workers(self.admin) == 2, 5, "both calls running")
             killed_at = time.monotonic()
             doomed.kill()
