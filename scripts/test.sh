@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up, builds with the tests, and runs them all.
-#   scripts/test.sh [--sanitize | --tsan] [ctest options...]
+#   scripts/test.sh [--sanitize | --tsan] [--build-only | ctest options...]
 #     --sanitize  in build-sanitize/, with AddressSanitizer and UBSan: every
 #                 test but the three a sanitizer build does not register,
 #                 which measure what the sanitizer changes (hostile
@@ -52,6 +52,9 @@ start=$SECONDS
 "$root/scripts/setup.sh" "${setup[@]}"
 built=$SECONDS
 echo "test.sh: setup and build took $((built - start)) s"
+# --build-only: set up and build, no test (.ci/run builds the sanitizer
+# trees while other steps run, and tests them afterwards).
+[[ "${1:-}" == "--build-only" ]] && exit 0
 build="${RAPIDRPC_BUILD_DIR:-$root/build}"
 # A test that skipped itself for want of a tool or a right is counted by
 # ctest as skipped; the run then fails unless tests/skips.allowed allows
