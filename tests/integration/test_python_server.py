@@ -139,15 +139,19 @@ class Script:
         return out, self.proc.returncode
 
     def close(self):
+        """Kills the script and every process below it, then reaps it. The
+        processes go before the wait: a worker still running (a test that
+        failed before its runaway was killed) holds the script's output
+        pipes open, and communicate() would wait on them in vain."""
         tree = procs.live_children(self.pid)
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.communicate(timeout=15)
         for pid in tree:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        self.proc.communicate(timeout=15)
 
 
 def proxy(port, path="/RPC2"):
