@@ -35,7 +35,7 @@ std::string worker_program() {
     char clean[PATH_MAX];
     return ::realpath(installed.c_str(), clean) != nullptr ? std::string(clean) : installed;
   }
-  std::string built = RAPIDRPC_PYTHON_DIR "/rapidrpc/_worker.py";
+  std::string built = std::string(source_python_dir) + "/rapidrpc/_worker.py";
   if (::access(built.c_str(), R_OK) == 0) return built;
   throw std::runtime_error("the Python worker program is neither at " + installed + " nor at " +
                            built);

@@ -22,6 +22,10 @@ struct python_settings {
   std::string exe = "/usr/bin/python3";
 };
 
+/// python/ in the source tree this rapidrpcd was built from, where one in
+/// the build tree finds the worker program (source_tree.cpp).
+extern const char* const source_python_dir;
+
 /// This rapidrpcd's own executable (/proc/self/exe); throws
 /// std::runtime_error if it cannot be read.
 std::string self_executable();

@@ -14,6 +14,7 @@
 // - Python speaks HTTP/1.0: one connection per call.
 // Every test also runs against rapidrpcd over JSON-RPC (client_options::
 // protocol), where base64 and dates travel as marker objects.
+#include "paths.hpp"
 #include "peers.hpp"
 
 #include <rapidrpc/client.hpp>
@@ -61,11 +62,11 @@ class servers : public ::testing::Environment {
     if (!slot) {
       if (p == peer::rapidrpcd)
         slot = std::make_unique<test::child_server>(
-            std::vector<std::string>{RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0",
+            std::vector<std::string>{test::rapidrpcd_path, "--host", "127.0.0.1", "--port", "0",
                                      "--threads", "2", "--workers", "2", "--drain-timeout", "1"});
       else
         slot = std::make_unique<test::child_server>(
-            std::vector<std::string>{PYTHON3_PATH, "-u", PYTHON_PEER_PATH});
+            std::vector<std::string>{test::python3_path, "-u", test::python_peer_path});
     }
     return *slot;
   }

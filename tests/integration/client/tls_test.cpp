@@ -2,6 +2,7 @@
 // time by the openssl command line: a test CA, and a server certificate for
 // the DNS name localhost only (so an https://127.0.0.1 URL is a name
 // mismatch), in a temporary directory removed afterwards.
+#include "paths.hpp"
 #include "peers.hpp"
 
 #include <rapidrpc/client.hpp>
@@ -58,8 +59,8 @@ class tls_setup : public ::testing::Environment {
         "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out server.pem -days 2 -extfile server.ext");
     server = std::make_unique<test::child_server>(std::vector<std::string>{
-        RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0", "--threads", "2", "--workers", "1",
-        "--drain-timeout", "1", "--tls-cert", (dir / "server.pem").string(), "--tls-key",
+        test::rapidrpcd_path, "--host", "127.0.0.1", "--port", "0", "--threads", "2", "--workers",
+        "1", "--drain-timeout", "1", "--tls-cert", (dir / "server.pem").string(), "--tls-key",
         (dir / "server.key").string()});
   }
 

@@ -2,6 +2,7 @@
 // (--zmq tcp://127.0.0.1:* and --zmq ipc://...). Without a server:
 // tests/module/client/zmq_no_server_test.cpp; the URL:
 // tests/unit/client/zmq_endpoint_test.cpp.
+#include "paths.hpp"
 #include "peers.hpp"
 
 #include <rapidrpc/zmq_client.hpp>
@@ -50,9 +51,9 @@ class zmq_daemon {
 
  private:
   zmq_daemon() : dir_(make_dir()) {
-    server_ = std::make_unique<test::child_server>(
-        std::vector<std::string>{RAPIDRPCD_PATH, "--host", "127.0.0.1", "--port", "0", "--zmq",
-                                 "tcp://127.0.0.1:*", "--zmq", "ipc://" + dir_ + "/rpc.sock"});
+    server_ = std::make_unique<test::child_server>(std::vector<std::string>{
+        test::rapidrpcd_path, "--host", "127.0.0.1", "--port", "0", "--zmq", "tcp://127.0.0.1:*",
+        "--zmq", "ipc://" + dir_ + "/rpc.sock"});
     // The endpoints are printed before the "listening on" line.
     static const std::regex bound(R"(JSON-RPC over ZeroMQ at (\S+))");
     const std::string& text = server_->startup_output();

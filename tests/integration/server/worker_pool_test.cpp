@@ -4,6 +4,8 @@
 // The workers are `rapidrpcd --worker` behind a shell that first holds the
 // socket without reading it for a while, then exits: as a worker that dies
 // (the OOM killer) with a call on its way to it.
+#include "paths.hpp"
+
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/demo.hpp>
 #include <rapidrpc/server.hpp>
@@ -43,7 +45,7 @@ class WorkerPool : public ::testing::Test {
     o.threads = 1;
     o.workers = 1;
     o.isolate = true;
-    o.worker_command = {"/bin/sh", "-c", script, dir_.string(), RAPIDRPCD_PATH};
+    o.worker_command = {"/bin/sh", "-c", script, dir_.string(), test::rapidrpcd_path};
     server s(o);
     demo::add_methods(s.methods());
     s.start();

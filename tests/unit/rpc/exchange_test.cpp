@@ -2,6 +2,7 @@
 // an io_context standing in for a connection's loop.
 #include "rpc/exchange.hpp"
 
+#include "paths.hpp"
 #include "registry/pool.hpp"
 
 #include <gtest/gtest.h>
@@ -386,7 +387,7 @@ std::string slurp(const fs::path& p) {
 }
 
 TEST_F(ExchangeTest, GoldenJsonRpcFiles) {
-  const fs::path dir = fs::path(RAPIDRPC_TEST_DATA_DIR) / "jsonrpc";
+  const fs::path dir = fs::path(rapidrpc::test::test_data_dir) / "jsonrpc";
   int cases = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();

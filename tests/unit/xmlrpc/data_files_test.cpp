@@ -1,6 +1,7 @@
 // Wire-format cases kept as files: tests/data/xmlrpc/{call,response}/NAME.xml
 // with the outcome the parser must report in NAME.expected. python-* files
 // are exactly what Python 3.11's xmlrpc.client sends (make_python_cases.py).
+#include "paths.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,7 @@ std::vector<data_case> data_cases() {
   for (const auto& [dir, type] :
        {std::pair{"call", document_type::call}, std::pair{"response", document_type::response}}) {
     for (const auto& entry :
-         fs::directory_iterator(fs::path(RAPIDRPC_TEST_DATA_DIR) / "xmlrpc" / dir)) {
+         fs::directory_iterator(fs::path(rapidrpc::test::test_data_dir) / "xmlrpc" / dir)) {
       if (entry.path().extension() == ".xml") {
         cases.push_back({std::string(dir) + "/" + entry.path().stem().string(), type});
       }
@@ -42,7 +43,8 @@ std::vector<data_case> data_cases() {
 class DataFile : public testing::TestWithParam<data_case> {};
 
 TEST_P(DataFile, ParsesToTheExpectedOutcomeHoweverItIsSplit) {
-  const std::string base = std::string(RAPIDRPC_TEST_DATA_DIR) + "/xmlrpc/" + GetParam().name;
+  const std::string base =
+      std::string(rapidrpc::test::test_data_dir) + "/xmlrpc/" + GetParam().name;
   const std::string doc = test::read_file(base + ".xml");
   std::string expected = test::read_file(base + ".expected");
   while (!expected.empty() && expected.back() == '\n') expected.pop_back();
@@ -51,7 +53,8 @@ TEST_P(DataFile, ParsesToTheExpectedOutcomeHoweverItIsSplit) {
 
 TEST_P(DataFile, RoundTripsThroughTheWriters) {
   // What we parse, we write back so that it parses to the same thing.
-  const std::string base = std::string(RAPIDRPC_TEST_DATA_DIR) + "/xmlrpc/" + GetParam().name;
+  const std::string base =
+      std::string(rapidrpc::test::test_data_dir) + "/xmlrpc/" + GetParam().name;
   const std::string doc = test::read_file(base + ".xml");
   std::string written;
   if (GetParam().type == document_type::call) {
