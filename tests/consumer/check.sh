@@ -4,12 +4,10 @@
 # (CMAKE_PREFIX_PATH) and with `pkg-config --cflags --libs`, and runs each
 # (consumer starts a server and calls it).
 #
-#   check.sh BUILD_DIR WORK_DIR CXX GENERATOR [FLAGS]
-# FLAGS: extra compile and link flags (the sanitizers the build was made with).
+#   check.sh BUILD_DIR WORK_DIR CXX GENERATOR
 set -euo pipefail
-build=$1 work=$2 cxx=$3 generator=$4 flags=${5:-}
+build=$1 work=$2 cxx=$3 generator=$4
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-read -r -a extra <<<"$flags"
 launcher=()
 [[ -n ${CMAKE_CXX_COMPILER_LAUNCHER:-} ]] && launcher=("$CMAKE_CXX_COMPILER_LAUNCHER")
 
@@ -25,8 +23,7 @@ done
 echo "== find_package(rapidrpc CONFIG) with CMAKE_PREFIX_PATH=$prefix"
 cmake -S "$here" -B "$work/cmake" -G "$generator" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
-  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >"$work/cmake.log"
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/cmake.log"
 cmake --build "$work/cmake"
 "$work/cmake/consumer"
 "$work/cmake/demo_consumer"
@@ -37,10 +34,10 @@ echo "== pkg-config --cflags --libs rapidrpc (PKG_CONFIG_PATH=$pc)"
 pkg-config --cflags --libs rapidrpc
 mkdir -p "$work/pkg-config"
 # shellcheck disable=SC2046  # pkg-config's output is a list of words
-"${launcher[@]}" "$cxx" -std=c++20 "${extra[@]}" "$here/consumer.cpp" -o "$work/pkg-config/consumer" \
+"${launcher[@]}" "$cxx" -std=c++20 "$here/consumer.cpp" -o "$work/pkg-config/consumer" \
   $(pkg-config --cflags --libs rapidrpc)
 # shellcheck disable=SC2046
-"${launcher[@]}" "$cxx" -std=c++20 "${extra[@]}" "$here/demo_consumer.cpp" -o "$work/pkg-config/demo_consumer" \
+"${launcher[@]}" "$cxx" -std=c++20 "$here/demo_consumer.cpp" -o "$work/pkg-config/demo_consumer" \
   $(pkg-config --cflags --libs rapidrpc-demo)
 "$work/pkg-config/consumer"
 "$work/pkg-config/demo_consumer"
