@@ -59,6 +59,7 @@ RAW_TIMEOUT = 15.0  # per-operation timeout on raw sockets
 
 _LISTENING_RE = re.compile(rb"listening on \S+:(\d+)")
 _ZMQ_RE = re.compile(rb"JSON-RPC over ZeroMQ at (\S+)")
+_ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on (\S+)")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -331,6 +332,32 @@ class Daemon:
                     self.port = int(m.group(1))
                     self._listening.set()
         self.proc.stdout.close()
+
+    def admin_port(self):
+        """The port of the admin listener the daemon printed (--admin)."""
+        for line in list(self._stdout_lines):
+            m = _ADMIN_RE.search(line)
+            if m:
+                return int(m.group(1).rsplit(b":", 1)[1])
+        raise DaemonError(f"rapidrpcd printed no admin line\n{self.diagnostics()}")
+
+    def metric(self, name):
+        """The value of the unlabelled sample `name` on the admin listener's
+        /metrics (the daemon started with --admin)."""
+        with socket.create_connection((HOST, self.admin_port()), timeout=RAW_TIMEOUT) as s:
+            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            text = b"".join(iter(lambda: s.recv(65536), b"")).decode()
+        m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
+        if m is None:
+            raise AssertionError(f"no sample {name} on /metrics:\n{text}")
+        return float(m.group(1))
+
+    def wait_for_calls(self, n, timeout=30):
+        """Waits until `n` calls have reached the daemon and are not yet
+        answered (rapidrpc_calls_in_flight; the daemon started with --admin):
+        what a test must know before it signals, not a fixed sleep."""
+        wait_until(lambda: self.metric("rapidrpc_calls_in_flight") >= n, timeout,
+                   f"{n} calls in flight")
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

@@ -122,14 +122,16 @@ class GracefulStop(unittest.TestCase):
                    "backlog, which SIGTERM closes (those clients are reset)")
     def test_sigterm_lets_in_flight_and_queued_loads_finish(self):
         # One worker: when SIGTERM comes, one load runs and the others wait in
-        # the queue; every accepted call must still be answered.
-        d = self.start("--workers", "1")
+        # the queue; every accepted call must still be answered. SIGTERM
+        # comes once the daemon has all four (a request still unread in its
+        # socket is an idle connection to it, which a stop closes).
+        d = self.start("--workers", "1", "--admin", f"{harness.HOST}:0")
         expected = harness.fib_fast(400000)
         reqs = [http_request(call_body("load", 400000))] * 3 + \
                [http_request(call_body("sleep", 1.0))]
 
         def on_sent():
-            time.sleep(0.2)
+            d.wait_for_calls(len(reqs))
             d.send_signal(signal.SIGTERM)
 
         results, _, _ = concurrent_exchanges(d.port, reqs, 60.0, on_sent)
