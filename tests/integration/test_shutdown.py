@@ -20,6 +20,12 @@ from harness import (Daemon, RawClient, call_body, concurrent_exchanges, http_re
 # in flight.
 CAPACITY = harness.capacity()
 
+# An admin listener, whose rapidrpc_calls_in_flight tells a test when the
+# daemon has read the calls it sent (Daemon.wait_for_calls): a request still
+# unread in its socket is an idle connection to the daemon, which a stop
+# closes, so a test signals only once its calls are in.
+ADMIN = ("--admin", f"{harness.HOST}:0")
+
 
 def report(msg):
     print(f"\n  {msg}", file=sys.stderr, flush=True)
@@ -51,16 +57,17 @@ class GracefulStop(unittest.TestCase):
         return d
 
     def test_sigterm_lets_in_flight_sleeps_finish(self):
-        d = self.start()
+        d = self.start(*ADMIN)
         req = http_request(call_body("sleep", IN_FLIGHT_SLEEP))
+        n = in_flight(8)
         signalled = []
 
         def on_sent():
-            time.sleep(0.5)  # the calls have reached the server
+            d.wait_for_calls(n)  # the calls have reached the server
             d.send_signal(signal.SIGTERM)
             signalled.append(time.monotonic())
 
-        results, done, t0 = concurrent_exchanges(d.port, [req] * in_flight(8), 30.0, on_sent)
+        results, done, t0 = concurrent_exchanges(d.port, [req] * n, 30.0, on_sent)
         for r in results:
             self.assertIsInstance(r, harness.RawResponse, f"{r!r}\n{d.diagnostics()}")
             self.assertEqual(r.status, 200, r)
@@ -75,14 +82,14 @@ class GracefulStop(unittest.TestCase):
         # call is answered with its result, new connections are refused from
         # the signal on, and the daemon exits 0 within the drain deadline.
         drain = 5.0
-        d = self.start("--drain-timeout", str(drain))
+        d = self.start("--drain-timeout", str(drain), *ADMIN)
         n = in_flight(100)
         req = http_request(call_body("sleep", IN_FLIGHT_SLEEP))
         refused = []
         signalled = []
 
         def on_sent():
-            time.sleep(0.5)  # the calls have reached the server
+            d.wait_for_calls(n)  # the calls have reached the server
             d.send_signal(signal.SIGTERM)
             signalled.append(time.monotonic())
             deadline = time.monotonic() + 1.0
@@ -123,9 +130,8 @@ class GracefulStop(unittest.TestCase):
     def test_sigterm_lets_in_flight_and_queued_loads_finish(self):
         # One worker: when SIGTERM comes, one load runs and the others wait in
         # the queue; every accepted call must still be answered. SIGTERM
-        # comes once the daemon has all four (a request still unread in its
-        # socket is an idle connection to it, which a stop closes).
-        d = self.start("--workers", "1", "--admin", f"{harness.HOST}:0")
+        # comes once the daemon has all four.
+        d = self.start("--workers", "1", *ADMIN)
         expected = harness.fib_fast(400000)
         reqs = [http_request(call_body("load", 400000))] * 3 + \
                [http_request(call_body("sleep", 1.0))]
