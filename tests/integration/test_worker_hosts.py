@@ -185,14 +185,18 @@ class WorkerHosts(unittest.TestCase):
         frozen = self.host()
         self.host()
         self.connected(2)
+        # The calls last 6 s: resumed about 2.5 s in, the frozen host may
+        # take up to its own 2 s peer timeout to find the front gone
+        # (remote::peer_timeout), and its call must still be running then.
+        # With 4 s, a clean-clone run saw the call end first.
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            spins = [pool.submit(self.outcome, "test.spin", 4.0) for _ in range(2)]
+            spins = [pool.submit(self.outcome, "test.spin", 6.0) for _ in range(2)]
             wait_until(lambda: busy_workers(self.admin) == 2, 5, "both calls running")
             stopped_at = time.monotonic()
             frozen.send_signal(signal.SIGSTOP)
             try:
                 # The frozen host's call fails first (its fault ~2 s in, the
-                # other call ends 4 s in); the host goes on as soon as it has.
+                # other call ends 6 s in); the host goes on as soon as it has.
                 first = next(concurrent.futures.as_completed(spins))
             finally:
                 frozen.send_signal(signal.SIGCONT)
@@ -204,7 +208,7 @@ class WorkerHosts(unittest.TestCase):
             self.assertEqual([s.result()[0] for s in spins if s is not first], [True])
         # Calls go to the host that answers.
         self.assertEqual(self.call("load", 2000), fib_str(2000))
-        # Back, the host still runs the call the front failed (its 4 s are
+        # Back, the host still runs the call the front failed (its 6 s are
         # not over): it announces itself only once that call has ended, so
         # that its place is free when calls come; its late answer is ignored.
         wait_until(lambda: "once its 1 call(s) still running end" in frozen.stderr_text(), 5,
