@@ -344,9 +344,15 @@ class Daemon:
     def metric(self, name):
         """The value of the unlabelled sample `name` on the admin listener's
         /metrics (the daemon started with --admin)."""
-        with socket.create_connection((HOST, self.admin_port()), timeout=RAW_TIMEOUT) as s:
-            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
-            text = b"".join(iter(lambda: s.recv(65536), b"")).decode()
+        # Read by its Content-Length, not to the end of the stream: a child
+        # of fork mode forked while the admin connection was open holds a
+        # copy of it until the child's own connection ends.
+        c = http.client.HTTPConnection(HOST, self.admin_port(), timeout=RAW_TIMEOUT)
+        try:
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+        finally:
+            c.close()
         m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
         if m is None:
             raise AssertionError(f"no sample {name} on /metrics:\n{text}")
