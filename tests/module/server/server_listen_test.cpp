@@ -180,6 +180,7 @@ TEST(ServerListen, AdminListenerOnAHandedOverSocket) {
   o.workers = 1;
   o.admin_listen_fds = {fd};
   server s(o);
+  EXPECT_FALSE(s.ready());  // not before start() (/readyz: "not ready: starting")
   s.start();
   ASSERT_EQ(s.admin_endpoints().size(), 1u);
   EXPECT_EQ(s.admin_endpoints().front(), "127.0.0.1:" + std::to_string(port_of(fd)));
