@@ -15,11 +15,9 @@ method blocks the loop itself, so it is answered when it returns (with
 Connection: close) and the daemon exits then.
 """
 
-import re
 import signal
 import time
 import unittest
-import urllib.request
 
 import harness
 from harness import (HOST, Daemon, IncompleteResponse, RawClient, call_body, http_request,
@@ -36,15 +34,11 @@ CUT_LATEST = DRAIN + 1.5
 # The exit after the cut: joining the threads and, in a sanitizer build,
 # the leak check. (The --isolate pool once gave stuck workers 2 s more.)
 EXIT_AFTER_CUT = 1.5
-ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
 
 
 def calls_in_flight(d):
     """rapidrpc_calls_in_flight, from the daemon's admin listener."""
-    port = next(int(m.group(1)) for m in map(ADMIN_RE.search, list(d._stdout_lines)) if m)
-    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return int(float(re.search(r"^rapidrpc_calls_in_flight (\S+)$", text, re.M).group(1)))
+    return int(d.metric("rapidrpc_calls_in_flight"))
 
 
 class DrainDeadline(unittest.TestCase):

@@ -19,7 +19,6 @@ This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 
 import json
 import os
-import re
 import signal
 import stat
 import subprocess
@@ -71,16 +70,12 @@ def jsonrpc(d, method, params, ident=1):
 
 
 ADMIN = ("--admin", f"{HOST}:0")
-ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
 
 
 def busy_workers(d):
     """rapidrpc_pool_busy_workers from the admin listener of a daemon
     started with ADMIN: how many worker processes run a call now."""
-    port = next(int(m.group(1)) for m in map(ADMIN_RE.search, list(d._stdout_lines)) if m)
-    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return int(re.search(r"^rapidrpc_pool_busy_workers (\d+)$", text, re.M).group(1))
+    return int(d.metric("rapidrpc_pool_busy_workers"))
 
 
 class Background(threading.Thread):

@@ -30,22 +30,17 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.request
 import xmlrpc.client
 
 from harness import (HOST, Daemon, RawClient, call_body, daemon_path, http_request, main,
                      parse_result, wait_until)
 
-ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on \S+:(\d+)")
 SUCCESSOR_RE = re.compile(r"process (\d+) serves now")
 STOP_LOGGED = "received, finishing calls in flight"
 
 
 def calls_in_flight(d):
-    port = next(int(m.group(1)) for m in map(ADMIN_RE.search, list(d._stdout_lines)) if m)
-    with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    return int(float(re.search(r"^rapidrpc_calls_in_flight (\S+)$", text, re.M).group(1)))
+    return int(d.metric("rapidrpc_calls_in_flight"))
 
 
 def pid_alive(pid):
