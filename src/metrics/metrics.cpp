@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <system_error>
 
@@ -178,15 +179,23 @@ store::store(std::vector<std::string> methods, std::size_t shards)
   for (std::size_t i = 0; i < registered; ++i) index_.emplace(methods_[i], i);
   const std::size_t words = shard::cells_at + protocol_count * methods_.size() * shard::cell_words;
   shard_words_ = (words + line_words - 1) / line_words * line_words;
-  mapped_bytes_ = shards_ * shard_words_ * sizeof(std::uint64_t);
+  const std::size_t shard_bytes = shards_ * shard_words_ * sizeof(std::uint64_t);
+  static_assert(std::atomic<std::int64_t>::is_always_lock_free,
+                "pool_stats is shared between processes");
+  mapped_bytes_ = shard_bytes + sizeof(pool_stats);
   void* p =
       ::mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
     throw std::system_error(errno, std::generic_category(), "cannot map the metrics");
   words_ = static_cast<std::uint64_t*>(p);  // zero-filled by the kernel
+  // Cache lines are a multiple of 8 bytes, and so is the shards' size.
+  pool_ = new (static_cast<char*>(p) + shard_bytes) pool_stats{};
 }
 
-store::~store() { ::munmap(words_, mapped_bytes_); }
+store::~store() {
+  pool_->~pool_stats();
+  ::munmap(words_, mapped_bytes_);
+}
 
 std::size_t store::method_index(std::string_view name) const noexcept {
   auto it = index_.find(name);
@@ -304,20 +313,20 @@ void store::write_exposition(std::string& out, const process_figures& process) c
 
   family(out, "rapidrpc_pool_queue_depth", "gauge", "Pool calls waiting for a worker.");
   out += "rapidrpc_pool_queue_depth ";
-  append_signed(out, std::max<std::int64_t>(pool_.queued.load(std::memory_order_relaxed), 0));
+  append_signed(out, std::max<std::int64_t>(pool_->queued.load(std::memory_order_relaxed), 0));
   out += '\n';
   family(out, "rapidrpc_pool_busy_workers", "gauge",
          "Workers (threads or processes) running a pool call.");
   out += "rapidrpc_pool_busy_workers ";
-  append_signed(out, std::max<std::int64_t>(pool_.busy.load(std::memory_order_relaxed), 0));
+  append_signed(out, std::max<std::int64_t>(pool_->busy.load(std::memory_order_relaxed), 0));
   out += '\n';
-  if (const std::int64_t up = pool_.processes_up.load(std::memory_order_relaxed); up >= 0) {
+  if (const std::int64_t up = pool_->processes_up.load(std::memory_order_relaxed); up >= 0) {
     family(out, "rapidrpc_worker_processes_up", "gauge", "Worker processes alive and serving.");
     out += "rapidrpc_worker_processes_up ";
     append_signed(out, up);
     out += '\n';
   }
-  if (const std::int64_t up = pool_.hosts_up.load(std::memory_order_relaxed); up >= 0) {
+  if (const std::int64_t up = pool_->hosts_up.load(std::memory_order_relaxed); up >= 0) {
     family(out, "rapidrpc_worker_hosts_up", "gauge",
            "Worker hosts connected and taking calls (--worker-listen).");
     out += "rapidrpc_worker_hosts_up ";
@@ -330,7 +339,7 @@ void store::write_exposition(std::string& out, const process_figures& process) c
     out += "rapidrpc_worker_restarts_total{cause=\"";
     out += restart_names[c];
     out += "\"} ";
-    append_number(out, pool_.restarts[c].load(std::memory_order_relaxed));
+    append_number(out, pool_->restarts[c].load(std::memory_order_relaxed));
     out += '\n';
   }
 

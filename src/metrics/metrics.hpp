@@ -10,7 +10,8 @@
 //
 // Worker-pool figures (queue, busy workers, restarts) change once per pool
 // call, which already crosses threads; they are atomics of their own
-// (pool_stats).
+// (pool_stats), in the same mapping: the supervisor process of prefork
+// counts its workers' restarts there.
 #pragma once
 
 #include <array>
@@ -202,7 +203,7 @@ class store {
   /// process died, perhaps in the middle of a call.
   void reset_gauges(std::size_t i) noexcept;
 
-  pool_stats& pool() noexcept { return pool_; }
+  pool_stats& pool() noexcept { return *pool_; }
 
   /// Appends the Prometheus text exposition (format 0.0.4) of every
   /// metric, with `process` as the process_* metrics.
@@ -218,7 +219,7 @@ class store {
   std::size_t shard_words_;  // rounded up to whole cache lines
   std::size_t mapped_bytes_;
   std::uint64_t* words_ = nullptr;
-  pool_stats pool_;
+  pool_stats* pool_ = nullptr;  // after the shards, in the mapping
 };
 
 }  // namespace rapidrpc::detail::metrics

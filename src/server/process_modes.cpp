@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <system_error>
 
 namespace rapidrpc::detail {
 
@@ -87,13 +89,18 @@ process_supervisor::process_supervisor(shared_state& shared, serving_mode mode, 
       processes_(processes),
       respawn_backoff_(respawn_backoff),
       respawn_backoff_max_(respawn_backoff_max) {
-  if (::pipe2(stop_pipe_, O_CLOEXEC) != 0 || ::pipe2(workers_pipe_, O_CLOEXEC) != 0)
+  // A socket pair, not a pipe: a word sent after the supervisor process has
+  // gone is an error, not a SIGPIPE.
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control_pipe_) != 0 ||
+      ::pipe2(workers_pipe_, O_CLOEXEC) != 0)
     throw std::system_error(errno, std::generic_category(), "pipe");
 }
 
 process_supervisor::~process_supervisor() {
+  stop(std::chrono::milliseconds(0));
+  join();
   for (int fd : listeners_) ::close(fd);
-  for (int fd : {stop_pipe_[0], stop_pipe_[1], workers_pipe_[0], workers_pipe_[1]})
+  for (int fd : {control_pipe_[0], control_pipe_[1], workers_pipe_[0], workers_pipe_[1]})
     if (fd >= 0) ::close(fd);
 }
 
@@ -117,30 +124,85 @@ tcp::endpoint process_supervisor::listen(const tcp::endpoint& ep) {
   return bound;
 }
 
+void process_supervisor::spawn() {
+  const int pid = ::fork();
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork");
+  if (pid == 0) supervise();
+  // The server keeps its copies of the listening sockets (for
+  // listening_descriptors()) until stop(), and nothing of the workers'.
+  ::close(control_pipe_[0]);
+  control_pipe_[0] = -1;
+  for (int& fd : workers_pipe_) {
+    ::close(fd);
+    fd = -1;
+  }
+  pid_ = pid;
+}
+
+void process_supervisor::send(const void* message, std::size_t size) {
+  // Fails only once the supervisor process has gone, which join() reports.
+  [[maybe_unused]] auto n = ::send(control_pipe_[1], message, size, MSG_NOSIGNAL);
+}
+
 void process_supervisor::start() {
-  // The first prefork workers are forked here, on the caller's thread and
-  // before the supervisor thread exists, while the caller waits: a fork at a
-  // moment another thread is inside the allocator leaves the child with that
-  // lock held forever where the allocator has no fork handlers (sanitizer
-  // builds), and the caller would be printing or setting up meanwhile.
-  if (mode_ == serving_mode::prefork)
-    for (unsigned i = 0; i < processes_; ++i) first_workers_.push_back(spawn_prefork_worker(i));
-  thread_ = std::thread([this] {
+  std::lock_guard lock(mutex_);
+  if (pid_ < 0 || started_ || stopped_) return;
+  started_ = true;
+  const char go = 'g';
+  send(&go, 1);
+}
+
+void process_supervisor::stop(std::chrono::milliseconds drain) {
+  std::lock_guard lock(mutex_);
+  if (stopped_) return;
+  stopped_ = true;
+  // New connections are refused once every copy of the listening sockets
+  // is closed: these, the supervisor's, and a busy prefork worker's when
+  // its connection ends.
+  for (int fd : listeners_) ::close(fd);
+  listeners_.clear();
+  if (pid_ < 0) return;
+  char message[1 + sizeof(std::chrono::milliseconds::rep)] = {'s'};
+  const auto ms = drain.count();
+  std::memcpy(message + 1, &ms, sizeof ms);
+  send(message, sizeof message);
+}
+
+void process_supervisor::join() {
+  int pid;
+  {
+    std::lock_guard lock(mutex_);
+    pid = pid_;
+  }
+  if (pid < 0) return;
+  int status = 0;
+  int r;
+  while ((r = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  std::lock_guard lock(mutex_);
+  if (pid_ != pid) return;  // another thread reaped it
+  pid_ = -1;
+  if (r == pid && WIFSIGNALED(status))
+    std::fprintf(stderr, "rapidrpc: the process supervisor %d died from signal %d\n", pid,
+                 WTERMSIG(status));
+}
+
+// The supervisor process: it waits for start(), supervises, drains, and
+// leaves with _exit() (the server's objects are the server's to destroy).
+void process_supervisor::supervise() {
+  ::close(control_pipe_[1]);
+  control_pipe_[1] = -1;
+  char word = 0;
+  ssize_t n;
+  while ((n = ::read(control_pipe_[0], &word, 1)) < 0 && errno == EINTR) {
+  }
+  if (n == 1 && word == 'g') {
     if (mode_ == serving_mode::fork)
       supervise_fork();
     else
       supervise_prefork();
-  });
-}
-
-void process_supervisor::stop(std::chrono::milliseconds drain) {
-  drain_ms_.store(drain.count(), std::memory_order_release);
-  char c = 's';
-  [[maybe_unused]] auto n = ::write(stop_pipe_[1], &c, 1);
-}
-
-void process_supervisor::join() {
-  if (thread_.joinable()) thread_.join();
+  }
+  ::_exit(0);
 }
 
 // A child of fork or prefork counts into the metrics shard of its slot,
@@ -166,7 +228,7 @@ void process_supervisor::supervise_fork() {
       // At the cap, accepting waits (the ForkingMixIn behaviour) until a
       // child exits: a pidfd becomes readable then, so the next connection
       // is taken at once rather than at the next poll.
-      std::vector<pollfd> fds{{stop_pipe_[0], POLLIN, 0}};
+      std::vector<pollfd> fds{{control_pipe_[0], POLLIN, 0}};
       for (int child : children_) {
         int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
         if (pidfd >= 0) fds.push_back({pidfd, POLLIN, 0});
@@ -177,7 +239,7 @@ void process_supervisor::supervise_fork() {
       if (stopping) break;
       continue;
     }
-    int fd = accept_one(listeners_, stop_pipe_[0], 200);
+    int fd = accept_one(listeners_, control_pipe_[0], 200);
     if (fd == -1) break;
     if (fd < 0) continue;
     const std::size_t slot =
@@ -185,6 +247,10 @@ void process_supervisor::supervise_fork() {
     pid = ::fork();
     if (pid == 0) {
       shared_.child_shard = slot_shard(slot);
+      // The pool's figures are the supervisor's (a child that dies in a
+      // call would leave its share in them).
+      shared_.pool.stats = nullptr;
+      ::close(control_pipe_[0]);
       for (int l : listeners_) ::close(l);
       watchdog::install(shared_.tls == nullptr);
       serve_connection(shared_, fd);
@@ -203,10 +269,11 @@ int process_supervisor::spawn_prefork_worker(std::size_t slot) {
   int pid = ::fork();
   if (pid != 0) return pid;
   shared_.child_shard = slot_shard(slot);
+  shared_.pool.stats = nullptr;  // as in a child of fork mode
   // The worker: its own copy of the listening sockets; it stops when the
   // supervisor's end of workers_pipe_ closes.
   ::close(workers_pipe_[1]);
-  ::close(stop_pipe_[1]);
+  ::close(control_pipe_[0]);
   watchdog::install(shared_.tls == nullptr);
   for (;;) {
     int fd = accept_one(listeners_, workers_pipe_[0], -1);
@@ -226,12 +293,12 @@ void process_supervisor::supervise_prefork() {
   };
   std::vector<slot> slots(processes_);
   for (std::size_t i = 0; i < slots.size(); ++i) {
-    slots[i].pid = first_workers_[i];
+    slots[i].pid = spawn_prefork_worker(i);
     slots[i].started = clock::now();
     if (slots[i].pid > 0) children_.push_back(slots[i].pid);
   }
   for (;;) {
-    pollfd p{stop_pipe_[0], POLLIN, 0};
+    pollfd p{control_pipe_[0], POLLIN, 0};
     if (::poll(&p, 1, 20) > 0) break;
     int status = 0;
     int pid;
@@ -292,8 +359,13 @@ void process_supervisor::drain_children() {
   listeners_.clear();
   ::close(workers_pipe_[1]);
   workers_pipe_[1] = -1;
-  auto deadline =
-      clock::now() + std::chrono::milliseconds(drain_ms_.load(std::memory_order_acquire));
+  // The stop word says the drain; without it (the server gone) the default.
+  char message[1 + sizeof drain_ms_] = {};
+  if (::recv(control_pipe_[0], message, sizeof message, MSG_WAITALL) ==
+          static_cast<ssize_t>(sizeof message) &&
+      message[0] == 's')
+    std::memcpy(&drain_ms_, message + 1, sizeof drain_ms_);
+  auto deadline = clock::now() + std::chrono::milliseconds(drain_ms_);
   while (!children_.empty() && clock::now() < deadline) {
     int pid = ::waitpid(-1, nullptr, WNOHANG);
     if (pid > 0) {

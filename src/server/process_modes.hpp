@@ -1,5 +1,6 @@
-// Private: the process-per-connection modes. A supervisor thread in the
-// server's process owns the listening sockets and the child processes:
+// Private: the process-per-connection modes. A supervisor process, forked
+// from the server's process before that has any other thread, owns the
+// child processes and accepts for them:
 //
 //  - fork: it accepts, and forks a child per connection, at most `processes`
 //    alive; at the cap it waits for one to exit before accepting again.
@@ -10,6 +11,15 @@
 //
 // A child serves its connection on a loop of its own, with every method
 // inline under the watchdog (watchdog.hpp), and leaves with _exit().
+//
+// Why a process and not a thread of the server: a child is a copy of the
+// process it is forked from, taken at one instant. Forked from the server,
+// it would copy whatever the server's other threads held then (the admin
+// listener's connections, whose close the client would then not see; a
+// lock inside an allocator without fork handlers, as the sanitizers' are,
+// which the child would wait on for ever). The supervisor process has one
+// thread and only what serving needs: the listening sockets, the metrics
+// mapping, the access log.
 #pragma once
 
 #include "server/loop.hpp"
@@ -18,9 +28,8 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
-#include <atomic>
 #include <chrono>
-#include <thread>
+#include <mutex>
 #include <vector>
 
 namespace rapidrpc::detail {
@@ -46,19 +55,25 @@ class process_supervisor {
   boost::asio::ip::tcp::endpoint adopt(int fd);
   /// The listening sockets' descriptors (before stop()).
   const std::vector<int>& listening_fds() const noexcept { return listeners_; }
-  /// Starts the supervisor thread (and, for prefork, the workers).
+  /// Forks the supervisor process, which waits for start(). To be called
+  /// once the listening sockets are open and before the server's process
+  /// has any other thread or descriptor the children must not hold.
+  void spawn();
+  /// Lets the supervisor process accept (prefork: start its workers).
   void start();
   /// Stops accepting; children finish their connection until `drain`, then
   /// are killed. Any thread.
   void stop(std::chrono::milliseconds drain);
-  /// Joins the supervisor thread.
+  /// Waits for the supervisor process to end.
   void join();
 
  private:
+  [[noreturn]] void supervise();
   void supervise_fork();
   void supervise_prefork();
   void drain_children();
   int spawn_prefork_worker(std::size_t slot);
+  void send(const void* message, std::size_t size);
 
   shared_state& shared_;
   serving_mode mode_;
@@ -66,15 +81,18 @@ class process_supervisor {
   std::chrono::milliseconds respawn_backoff_;
   std::chrono::milliseconds respawn_backoff_max_;
   std::vector<int> listeners_;
-  int stop_pipe_[2] = {-1, -1};     // written by stop(): wakes the supervisor
+  // The server's words to the supervisor process: start() writes one byte,
+  // stop() the drain in milliseconds; end of stream (the server gone) is a
+  // stop with the default drain.
+  int control_pipe_[2] = {-1, -1};
   int workers_pipe_[2] = {-1, -1};  // its write end closes: prefork workers stop
-  // Set by stop() on the caller's thread, read by the supervisor thread once
-  // the stop pipe wakes it: the pipe orders the two for the kernel, not for
-  // the C++ memory model, hence the atomic.
-  std::atomic<std::chrono::milliseconds::rep> drain_ms_{10000};
-  std::vector<int> children_;       // pids
-  std::vector<int> first_workers_;  // prefork: pids forked by start()
-  std::thread thread_;
+  std::mutex mutex_;                // stop() and join() from any thread
+  int pid_ = -1;                    // the supervisor process
+  bool started_ = false;
+  bool stopped_ = false;
+  // In the supervisor process:
+  std::chrono::milliseconds::rep drain_ms_ = 10000;
+  std::vector<int> children_;  // pids
 };
 
 }  // namespace rapidrpc::detail

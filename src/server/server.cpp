@@ -714,6 +714,16 @@ void server::start() {
         first_error ? first_error : std::make_error_code(std::errc::address_not_available),
         "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
   }
+  if (s.supervisor) {
+    // Forked now, while this process has no other thread and nothing else
+    // open: what the supervisor holds, every child holds (process_modes.hpp).
+    try {
+      s.supervisor->spawn();
+    } catch (...) {
+      s.abandon_start();
+      throw;
+    }
+  }
   if (!s.options.zmq.empty()) {
     detail::zmq_router::settings z;
     z.methods = &s.methods;

@@ -136,7 +136,9 @@ class PreforkWorkerKill(WorkerKill, harness.DaemonTestCase):
     KILL_FAILURE = "io"
 
     def workers(self):
-        return faults.children(self.daemon.proc.pid)
+        # The children of the supervisor process (the daemon's one child).
+        return {pid: start for supervisor in faults.children(self.daemon.proc.pid)
+                for pid, start in faults.children(supervisor).items()}
 
 
 if __name__ == "__main__":

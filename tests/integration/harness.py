@@ -344,9 +344,6 @@ class Daemon:
     def metric(self, name):
         """The value of the unlabelled sample `name` on the admin listener's
         /metrics (the daemon started with --admin)."""
-        # Read by its Content-Length, not to the end of the stream: a child
-        # of fork mode forked while the admin connection was open holds a
-        # copy of it until the child's own connection ends.
         c = http.client.HTTPConnection(HOST, self.admin_port(), timeout=RAW_TIMEOUT)
         try:
             c.request("GET", "/metrics")

@@ -56,6 +56,19 @@ def live_children(root):
     return set(children(root, zombies=False))
 
 
+def serving(root):
+    """The live processes below `root` that serve: in fork and prefork not
+    the supervisor process, which the server forks without exec (its only
+    child, with the server's command line), only what that one forks."""
+    own = cmdline(root)
+
+    def supervisor(pid):
+        st = stat(pid)
+        return st is not None and st[0] == root and cmdline(pid) == own
+
+    return {p for p in live_children(root) if not supervisor(p)}
+
+
 def tree_cpu(root):
     """CPU seconds used so far by `root` and every process below it, the
     dead ones included. The root is read first, so a child reaped meanwhile

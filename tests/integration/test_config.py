@@ -221,6 +221,19 @@ class Reload(ConfigTestCase):
             with d.proxy() as p:
                 self.assertEqual(p.sample.add(1, 2), 3)
 
+    def test_in_the_process_modes_deny_method_needs_a_restart(self):
+        # Their serving processes are forked from a copy of the server taken
+        # at start: a new list would not reach them, and the log says so.
+        for mode in ("fork", "prefork"):
+            with self.subTest(mode=mode):
+                self.write("deny-method = []\n")
+                with self.daemon("--mode", mode, "--processes", "1").start() as d:
+                    log = self.reload(d, 'deny-method = ["sample.add"]\n')
+                    self.assertIn("rapidrpcd: reload: deny-method changed in the file; it needs a "
+                                  "restart or an upgrade (SIGUSR2), keeping []\n", log)
+                    with d.proxy() as p:
+                        self.assertEqual(p.sample.add(1, 2), 3)
+
     def test_a_changed_port_needs_a_restart_and_the_old_one_serves(self):
         self.write("port = 0\n")
         with self.daemon(file_port=True).start() as d, reserved_port() as reserved:

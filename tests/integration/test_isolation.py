@@ -30,7 +30,7 @@ import unittest
 import xmlrpc.client
 
 import harness
-from procs import children, tree_cpu, wait_for
+from procs import children, serving, tree_cpu, wait_for
 from harness import (RawClient, call_body, concurrent_exchanges, http_request,
                      parse_fault, parse_result, running_daemon, wait_until)
 
@@ -58,11 +58,11 @@ def daemon(*args):
 # -- the daemon's processes, from /proc (procs.py) ------------------------------
 
 def wait_for_workers(d, count, timeout=5.0):
-    pids = wait_for(lambda: set(children(d.proc.pid)) if len(children(d.proc.pid)) == count
-                    else None, time.monotonic() + timeout)
+    pids = wait_for(lambda: (lambda now: now if len(now) == count else None)(serving(d.proc.pid)),
+                    time.monotonic() + timeout)
     if not pids:
         raise AssertionError(f"rapidrpcd does not have {count} worker processes "
-                             f"(it has {sorted(children(d.proc.pid))})\n{d.diagnostics()}")
+                             f"(it has {sorted(serving(d.proc.pid))})\n{d.diagnostics()}")
     return pids
 
 
@@ -183,10 +183,10 @@ class CrashIsolation:
             deadline = t_reply + 1.0
             replaced = wait_for(
                 lambda: (lambda now: now if len(now) == 2 and now != workers else None)(
-                    set(children(d.proc.pid))), deadline)
+                    serving(d.proc.pid)), deadline)
             self.assertTrue(replaced, f"no replacement worker within 1 s of the crash reply: "
                                       f"before {sorted(workers)}, now "
-                                      f"{sorted(children(d.proc.pid))}\n{d.diagnostics()}")
+                                      f"{sorted(serving(d.proc.pid))}\n{d.diagnostics()}")
             self.assertEqual(len(workers & replaced), 1, (workers, replaced))
             # ...and it serves: two pool calls run at once, one on each worker
             # (with one worker, the second would end at 0.6 s).

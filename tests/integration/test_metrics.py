@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -74,6 +75,24 @@ def parse(text):
         for s in family.samples:
             out[(s.name, frozenset(s.labels.items()))] = s.value
     return out
+
+
+def read_response(sock):
+    """One response with a Content-Length, read to its last byte."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(re.search(rb"(?im)^content-length:\s*(\d+)", head).group(1))
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def scrape(port):
@@ -303,6 +322,33 @@ class Processes(unittest.TestCase):
             self.assertEqual(value(after, "rapidrpc_calls_in_flight"), 0)
         finally:
             d.stop()
+
+    def test_fork_children_hold_no_admin_connection(self):
+        # A child of fork mode must not hold a copy of an admin connection
+        # open when it was forked: the client of /metrics would not see the
+        # connection close until that child ended.
+        d, admin = start("--mode", "fork", "--processes", "2")
+        self.addCleanup(d.stop)
+        scraper = socket.create_connection((HOST, admin), timeout=10)
+        self.addCleanup(scraper.close)
+        scraper.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.assertTrue(read_response(scraper).startswith(b"HTTP/1.1 200"))
+        # A connection that stays half a request long: its child waits for
+        # the rest (up to the request timeout) while the scraper's is open.
+        client = socket.create_connection((HOST, d.port), timeout=10)
+        self.addCleanup(client.close)
+        client.sendall(b"POST /RPC2 HTTP/1.1\r\n")
+        wait_until(lambda: value(scrape(admin), "rapidrpc_connections_open") == 1, 10,
+                   "the child serving")
+        scraper.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assertTrue(read_response(scraper).startswith(b"HTTP/1.1 200"))
+        scraper.settimeout(5)
+        try:
+            self.assertEqual(scraper.recv(1), b"")
+        except TimeoutError:
+            self.fail("the admin connection was not closed (a child holds it)")
+        self.assertEqual(value(scrape(admin), "rapidrpc_connections_open"), 1,
+                         "the child had ended by then")
 
     def test_isolate_worker_crash_counted_and_ready_again(self):
         d, admin = start("--isolate", "--workers", "1", "--enable-test-methods")

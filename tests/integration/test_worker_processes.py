@@ -82,7 +82,7 @@ class PreforkRespawn(unittest.TestCase):
         with daemon("--mode", "prefork", "--processes", "1", "--enable-test-methods",
                     "--respawn-backoff", str(BACKOFF), "--respawn-backoff-max", str(CAP)) as d:
             # The first worker has lived a while: its death is not a young one.
-            procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 1, time.monotonic() + 5)
+            procs.wait_for(lambda: len(procs.serving(d.proc.pid)) == 1, time.monotonic() + 5)
             time.sleep(1.2)
             # Each crash goes to the worker that replaces the last one, as
             # soon as it is there: the time from one death to the next is

@@ -8,7 +8,8 @@ namespace rapidrpcd {
 /// Parses the command line and the config file again (reparse_options())
 /// and compares every setting with the running one. What can change while
 /// the server runs changes in `running`: deny-method (the authorizer's
-/// list; not in --mode prefork, whose processes hold a copy) and
+/// list; not in --mode fork or prefork, whose processes are forked from a
+/// copy taken at start) and
 /// drain-timeout. For every other setting that changed it logs a line
 /// saying it needs a restart and keeps the running value. A file that
 /// cannot be used changes nothing: it logs why. Logs to standard error,
