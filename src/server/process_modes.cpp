@@ -150,6 +150,12 @@ void process_supervisor::start() {
   started_ = true;
   const char go = 'g';
   send(&go, 1);
+  // Its answer, once prefork's workers are forked: when start() returns the
+  // processes that serve exist, as they did when the server forked them.
+  // End of stream instead means it died (join() says how).
+  char answer = 0;
+  while (::recv(control_pipe_[1], &answer, 1, 0) < 0 && errno == EINTR) {
+  }
 }
 
 void process_supervisor::stop(std::chrono::milliseconds drain) {
@@ -205,6 +211,12 @@ void process_supervisor::supervise() {
   ::_exit(0);
 }
 
+// Tells start() the supervisor is serving.
+void process_supervisor::started() {
+  const char word = 'r';
+  [[maybe_unused]] auto n = ::send(control_pipe_[0], &word, 1, MSG_NOSIGNAL);
+}
+
 // A child of fork or prefork counts into the metrics shard of its slot,
 // after the ZeroMQ endpoint's (shard 0); the slot's gauges are zeroed when
 // the child is reaped, since it may have died in the middle of a call.
@@ -213,6 +225,7 @@ std::size_t slot_shard(std::size_t slot) { return 1 + slot; }
 }  // namespace
 
 void process_supervisor::supervise_fork() {
+  started();
   std::vector<int> slots(processes_, -1);  // each slot's child
   for (;;) {
     int pid;
@@ -297,6 +310,7 @@ void process_supervisor::supervise_prefork() {
     slots[i].started = clock::now();
     if (slots[i].pid > 0) children_.push_back(slots[i].pid);
   }
+  started();
   for (;;) {
     pollfd p{control_pipe_[0], POLLIN, 0};
     if (::poll(&p, 1, 20) > 0) break;

@@ -59,7 +59,8 @@ class process_supervisor {
   /// once the listening sockets are open and before the server's process
   /// has any other thread or descriptor the children must not hold.
   void spawn();
-  /// Lets the supervisor process accept (prefork: start its workers).
+  /// Lets the supervisor process accept; returns once it does (prefork:
+  /// once its workers are forked).
   void start();
   /// Stops accepting; children finish their connection until `drain`, then
   /// are killed. Any thread.
@@ -69,6 +70,7 @@ class process_supervisor {
 
  private:
   [[noreturn]] void supervise();
+  void started();
   void supervise_fork();
   void supervise_prefork();
   void drain_children();
@@ -81,9 +83,9 @@ class process_supervisor {
   std::chrono::milliseconds respawn_backoff_;
   std::chrono::milliseconds respawn_backoff_max_;
   std::vector<int> listeners_;
-  // The server's words to the supervisor process: start() writes one byte,
-  // stop() the drain in milliseconds; end of stream (the server gone) is a
-  // stop with the default drain.
+  // The server's words to the supervisor process: start() sends one byte
+  // (and waits for one back), stop() the drain in milliseconds; end of
+  // stream (the server gone) is a stop with the default drain.
   int control_pipe_[2] = {-1, -1};
   int workers_pipe_[2] = {-1, -1};  // its write end closes: prefork workers stop
   std::mutex mutex_;                // stop() and join() from any thread
