@@ -400,9 +400,11 @@ class Worker:
 
 
 def serve(worker, fd):
-    """Answers calls on `fd` until end of stream; returns the exit status.
-    One read and one write per call: the host sends a call only once the
-    previous one is answered, so a read takes the whole frame."""
+    """Says it is ready on `fd` (an empty frame: the host sends no call
+    before), then answers calls there until end of stream; returns the exit
+    status. One read and one write per call: the host sends a call only once
+    the previous one is answered, so a read takes the whole frame."""
+    os.write(fd, struct.pack(">I", 0))
     buf = bytearray()
     while True:
         while len(buf) < 4:

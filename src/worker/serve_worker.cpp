@@ -45,6 +45,9 @@ bool write_all(int fd, const std::string& s) {
 
 int serve_worker(const registry& methods, int fd) {
   std::string doc, body, frame;
+  // Ready: an empty frame, before which the server sends no call.
+  detail::append_frame(frame, {});
+  if (!write_all(fd, frame)) return 1;
   for (;;) {
     unsigned char header[4];
     int r = read_exact(fd, reinterpret_cast<char*>(header), 4);

@@ -39,7 +39,9 @@ struct job {
   std::chrono::milliseconds timeout{0};
   net::any_io_executor loop;
   std::function<void(outcome)> done;
-  unsigned deliveries = 0;  // workers it was sent to that died before reading it
+  // Workers it was sent to that died before reading it; or, while no
+  // worker was ready, that died before they were.
+  unsigned deliveries = 0;
 };
 
 // How many workers a call may be sent to that die before reading it (each
@@ -50,8 +52,12 @@ constexpr unsigned max_deliveries = 3;
 class worker_pool final : public detail::pool_runner {
  public:
   worker_pool(std::vector<std::string> command, unsigned count, std::uint64_t max_requests,
-              detail::metrics::pool_stats* stats)
-      : command_(std::move(command)), max_requests_(max_requests), stats_(stats), workers_(count) {
+              detail::metrics::pool_stats* stats, std::chrono::milliseconds start_timeout)
+      : command_(std::move(command)),
+        max_requests_(max_requests),
+        stats_(stats),
+        start_timeout_(start_timeout),
+        workers_(count) {
     if (command_.empty()) throw std::invalid_argument("isolate needs a worker_command");
     for (auto& w : workers_) spawn(w);
     publish();
@@ -119,6 +125,7 @@ class worker_pool final : public detail::pool_runner {
     std::uint64_t generation = 0;  // tells a stale completion from a live one
     std::uint64_t served = 0;      // calls answered by this process
     bool spawning = false;
+    bool ready = false;      // it said so (an empty frame): calls may go to it
     bool written = false;    // the current call is all in the socket
     bool peer_gone = false;  // its stream ended before that: the write decides
     bool killed = false;     // by the pool (a runaway), not by someone else
@@ -155,18 +162,32 @@ class worker_pool final : public detail::pool_runner {
     w.pid = pid;
     w.killed = false;
     w.dying = false;
+    w.ready = false;
     w.served = 0;
     w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
     w.started = clock::now();
     ++w.generation;
     w.in_len = 0;
     read_answer(w);
+    // One that never says it is ready (stuck in its start) is replaced.
+    auto gen = w.generation;
+    w.timer = std::make_unique<net::steady_timer>(io_, start_timeout_);
+    w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
+      if (ec || gen != w.generation || w.ready) return;
+      std::fprintf(stderr,
+                   "rapidrpc: worker process %d was not ready %g s after its start; "
+                   "killing it\n",
+                   w.pid, static_cast<double>(start_timeout_.count()) / 1000.0);
+      w.killed = true;
+      w.dying = true;
+      lost(w);
+    });
   }
 
   void dispatch() {
     for (auto& w : workers_) {
       if (queue_.empty()) break;
-      if (w.current || !w.socket || w.dying) continue;
+      if (w.current || !w.socket || w.dying || !w.ready) continue;
       w.current = std::move(queue_.front());
       queue_.pop_front();
       start(w);
@@ -182,7 +203,7 @@ class worker_pool final : public detail::pool_runner {
     std::int64_t up = 0;
     for (const auto& w : workers_) {
       busy += w.current ? 1 : 0;
-      up += w.socket && !w.dying ? 1 : 0;
+      up += w.socket && !w.dying && w.ready ? 1 : 0;
     }
     stats_->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
     stats_->busy.store(busy, std::memory_order_relaxed);
@@ -245,6 +266,7 @@ class worker_pool final : public detail::pool_runner {
           if (gen != w.generation) return;
           if (ec) return stream_ended(w, ec);
           w.in_len += n;
+          if (!w.ready) return hello(w);
           if (!w.current) {  // bytes from an idle worker break the protocol
             std::fprintf(stderr, "rapidrpc: worker process %d wrote while idle; replacing it\n",
                          w.pid);
@@ -264,6 +286,27 @@ class worker_pool final : public detail::pool_runner {
           }
           answered(w, std::string_view(w.in).substr(4, length));
         });
+  }
+
+  // A worker's first words: an empty frame, once it can take calls. No call
+  // goes to it before, so the time it takes to start (a Python worker
+  // importing its module) counts against no call's timeout.
+  void hello(worker& w) {
+    if (w.in_len < 4) return read_answer(w);
+    if (detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data())) != 0 ||
+        w.in_len > 4) {
+      std::fprintf(stderr,
+                   "rapidrpc: worker process %d did not begin with an empty frame (ready); "
+                   "replacing it\n",
+                   w.pid);
+      w.killed = true;
+      return lost(w);
+    }
+    w.in_len = 0;
+    w.ready = true;
+    if (w.timer) w.timer->cancel();
+    read_answer(w);
+    dispatch();
   }
 
   // The worker's stream ended (it died, or was killed). Did its call start?
@@ -344,6 +387,17 @@ class worker_pool final : public detail::pool_runner {
               : w.killed ? cause::protocol
               : idle     ? cause::idle_death
                          : cause::crash);
+    // A worker that died before it was ready, while no other is: the
+    // first call waiting counts it, as a call counts the workers that die
+    // before reading it, so that the caller hears when workers cannot start.
+    if (!w.ready && !queue_.empty() &&
+        std::none_of(workers_.begin(), workers_.end(),
+                     [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
+        ++queue_.front().deliveries >= max_deliveries) {
+      finish(queue_.front(),
+             fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
+      queue_.pop_front();
+    }
     if (w.current && !started && ++w.current->deliveries < max_deliveries) {
       queue_.push_front(std::move(*w.current));
       w.current.reset();
@@ -393,7 +447,8 @@ class worker_pool final : public detail::pool_runner {
   std::vector<std::string> command_;
   std::uint64_t max_requests_;          // 0: a worker serves for ever
   detail::metrics::pool_stats* stats_;  // null: not counted
-  std::vector<int> retired_;            // processes retired by max_requests_, not yet reaped
+  std::chrono::milliseconds start_timeout_;
+  std::vector<int> retired_;  // processes retired by max_requests_, not yet reaped
   net::io_context io_{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
@@ -407,9 +462,10 @@ class worker_pool final : public detail::pool_runner {
 
 std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
                                                       unsigned workers, std::uint64_t max_requests,
-                                                      detail::metrics::pool_stats* stats) {
+                                                      detail::metrics::pool_stats* stats,
+                                                      std::chrono::milliseconds start_timeout) {
   unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
-  return std::make_unique<worker_pool>(std::move(command), n, max_requests, stats);
+  return std::make_unique<worker_pool>(std::move(command), n, max_requests, stats, start_timeout);
 }
 
 }  // namespace rapidrpc

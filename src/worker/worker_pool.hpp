@@ -3,6 +3,7 @@
 // a worker is free. Results are posted back to the caller's loop.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,13 +13,19 @@
 
 namespace rapidrpc {
 
+/// How long a worker process may take to say it is ready before it is
+/// killed and replaced.
+inline constexpr std::chrono::milliseconds worker_start_timeout{60'000};
+
 /// Starts `workers` worker processes (0: one per core) running `command`
-/// and returns the runner that sends pool calls to them. A worker that has
-/// answered `max_requests` calls (0: no limit) is replaced between calls.
-/// `stats`, if set, gets the pool's queue, busy and live-process figures
-/// and its restarts (it must outlive the pool).
-std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
-                                                      unsigned workers, std::uint64_t max_requests,
-                                                      detail::metrics::pool_stats* stats = nullptr);
+/// and returns the runner that sends pool calls to them, each to a worker
+/// that has said it is ready. A worker that has answered `max_requests`
+/// calls (0: no limit) is replaced between calls. `stats`, if set, gets the
+/// pool's queue, busy and ready-process figures and its restarts (it must
+/// outlive the pool).
+std::unique_ptr<detail::pool_runner> make_worker_pool(
+    std::vector<std::string> command, unsigned workers, std::uint64_t max_requests,
+    detail::metrics::pool_stats* stats = nullptr,
+    std::chrono::milliseconds start_timeout = worker_start_timeout);
 
 }  // namespace rapidrpc

@@ -37,8 +37,8 @@ import time
 import unittest
 
 import procs
-from harness import (IncompleteResponse, RawClient, call_body, daemon_path, fib_str, http_request,
-                     main, parse_fault, parse_result, running_daemon)
+from harness import (HOST, IncompleteResponse, RawClient, call_body, daemon_path, fib_str,
+                     http_request, main, parse_fault, parse_result, running_daemon, wait_until)
 
 # test.crash raises SIGSEGV: no core files from the daemon's processes.
 _soft, _hard = resource.getrlimit(resource.RLIMIT_CORE)
@@ -170,8 +170,11 @@ class IsolateDescriptors(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="rapidrpc-fds-") as tmp:
             log = os.path.join(tmp, "access.log")
             with daemon("--isolate", "--workers", "2", "--enable-test-methods",
-                        "--access-log", log) as d:
-                procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 2, time.monotonic() + 5)
+                        "--access-log", log, "--admin", f"{HOST}:0") as d:
+                # Once both have started (a sanitized one holds /proc/self/maps
+                # while it starts) and said they are ready.
+                wait_until(lambda: d.metric("rapidrpc_worker_processes_up") == 2, 10,
+                           "two workers ready")
                 first = self.assert_only_the_socket_pair(d, "at start")
                 # Replace a worker while clients hold connections: the
                 # replacement is spawned with those sockets open in the daemon.
@@ -185,8 +188,9 @@ class IsolateDescriptors(unittest.TestCase):
                         fault = parse_fault(c.read_response().body)
                         self.assertEqual(fault.faultCode, INTERNAL_ERROR)
                     procs.wait_for(lambda: len(procs.live_children(d.proc.pid)) == 2
-                                   and set(procs.live_children(d.proc.pid)) != set(first),
-                                   time.monotonic() + 5)
+                                   and set(procs.live_children(d.proc.pid)) != set(first)
+                                   and d.metric("rapidrpc_worker_processes_up") == 2,
+                                   time.monotonic() + 10)
                     later = self.assert_only_the_socket_pair(d, "after a replacement")
                     self.assertNotEqual(set(later), set(first), "no worker was replaced")
                     held = {procs.socket_inode(t) for t in procs.open_fds(d.proc.pid).values()}

@@ -1,20 +1,26 @@
-// The worker processes of isolate when a worker dies before it has read the
-// call sent to it (docs/design.md, "Worker processes"): the call goes to
-// another worker instead of failing, and after three such workers it fails.
-// The workers are `rapidrpcd --worker` behind a shell that first holds the
-// socket without reading it for a while, then exits: as a worker that dies
-// (the OOM killer) with a call on its way to it.
+// The worker processes of isolate as they start and when they die before
+// they are ready (docs/design.md, "Worker processes"): no call goes to a
+// worker before it says it is ready, so its start counts against no call's
+// timeout; one that dies first is replaced, and while none is ready the
+// call waiting fails after three; one that never says so is replaced. The
+// workers are `rapidrpcd --worker` behind a shell that first holds the
+// socket for a while, or exits.
+#include "worker/worker_pool.hpp"
 #include "paths.hpp"
 
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/demo.hpp>
 #include <rapidrpc/server.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -38,8 +44,10 @@ class WorkerPool : public ::testing::Test {
 
   // One worker process; `script` runs in sh with $0 the test's folder and $1
   // rapidrpcd.
-  outcome call_with_worker(const std::string& script) {
+  outcome call_with_worker(const std::string& script,
+                           std::chrono::milliseconds method_timeout = {}) {
     server_options o;
+    o.method_timeout = method_timeout;
     o.host = "127.0.0.1";
     o.port = 0;
     o.threads = 1;
@@ -80,6 +88,43 @@ TEST_F(WorkerPool, ACallNoWorkerReadsFailsAfterThreeWorkers) {
       << std::get<fault>(r).what();
   // (a fourth may have started by the time the fault came: workers are
   // replaced at once)
+  std::ifstream in(dir_ / "started");
+  std::string line;
+  int started = 0;
+  while (std::getline(in, line)) ++started;
+  EXPECT_GE(started, 3);
+  EXPECT_LE(started, 4);
+}
+
+TEST_F(WorkerPool, AWorkersStartCountsAgainstNoCallsTimeout) {
+  // The worker takes 1 s to start, twice the call's timeout; the call waits
+  // for it, then takes a few milliseconds.
+  outcome r = call_with_worker(R"(sleep 1; exec "$1" --worker)", std::chrono::milliseconds(500));
+  ASSERT_TRUE(std::holds_alternative<value>(r)) << std::get<fault>(r).what();
+  EXPECT_EQ(std::get<value>(r), value("6765"));
+}
+
+TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) {
+  // Each worker holds its socket without a word until killed at the start
+  // timeout (0.2 s here); each counts against the one call waiting.
+  auto pool =
+      make_worker_pool({"/bin/sh", "-c", R"(echo x >>"$0/started"; exec sleep 30)", dir_.string()},
+                       1, 0, nullptr, std::chrono::milliseconds(200));
+  registry methods;
+  demo::add_methods(methods);
+  boost::asio::io_context loop;
+  auto work = boost::asio::make_work_guard(loop);
+  std::optional<outcome> got;
+  pool->run(*methods.find("load"), "load", {value(20)}, {}, loop.get_executor(), [&](outcome o) {
+    got = std::move(o);
+    loop.stop();
+  });
+  loop.run_for(std::chrono::seconds(10));
+  ASSERT_TRUE(got.has_value());
+  ASSERT_TRUE(std::holds_alternative<fault>(*got));
+  EXPECT_NE(std::string(std::get<fault>(*got).what()).find("keep dying"), std::string::npos)
+      << std::get<fault>(*got).what();
+  pool.reset();
   std::ifstream in(dir_ / "started");
   std::string line;
   int started = 0;
