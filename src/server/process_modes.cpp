@@ -388,6 +388,10 @@ void process_supervisor::drain_children() {
     }
     ::usleep(10'000);
   }
+  if (!children_.empty())
+    std::fprintf(stderr,
+                 "rapidrpc: drain deadline reached; killing %zu process(es) still serving\n",
+                 children_.size());
   for (int pid : children_) ::kill(pid, SIGKILL);
   for (int pid : children_) ::waitpid(pid, nullptr, 0);
   children_.clear();

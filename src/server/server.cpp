@@ -32,6 +32,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <mutex>
 #include <system_error>
 
@@ -259,8 +260,12 @@ void loop::arm_drain_deadline() {
   drain_timer_.expires_at(drain_deadline_);
   drain_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || !work_) return;
-    // Past the deadline: whatever is left is cut off.
+    // Past the deadline: whatever is left is cut off, and said so (a
+    // client sees only its connection close).
     std::vector<connection*> left(connections_.begin(), connections_.end());
+    if (!left.empty())
+      std::fprintf(stderr, "rapidrpc: drain deadline reached; closing %zu connection(s)\n",
+                   left.size());
     for (connection* c : left) c->close();
     io_.stop();
   });
