@@ -69,7 +69,11 @@ class WatchdogChecks:
         was sent at `t0`), looked for until 1.5 s after it (it is killed at
         METHOD_TIMEOUT, 1 s: it has spun for 0.1 s long before)."""
         def spinner():
-            now = procs.children(d.proc.pid, zombies=False)
+            # (Not the supervisor of fork and prefork: its CPU takes in that
+            # of each child it reaps.)
+            serving = procs.serving(d.proc.pid)
+            now = {pid: cpu for pid, cpu in procs.children(d.proc.pid, zombies=False).items()
+                   if pid in serving}
             grown = {pid: cpu - before.get(pid, 0.0) for pid, cpu in now.items()}
             best = max(grown, key=grown.get, default=None)
             return best if best is not None and grown[best] >= 0.1 else None
