@@ -66,6 +66,15 @@ class WorkerPool : public ::testing::Test {
     return result;
   }
 
+  // How many workers started: each script adds a line to $0/started.
+  int workers_started() const {
+    std::ifstream in(dir_ / "started");
+    std::string line;
+    int started = 0;
+    while (std::getline(in, line)) ++started;
+    return started;
+  }
+
   fs::path dir_;
 };
 
@@ -88,12 +97,8 @@ TEST_F(WorkerPool, ACallNoWorkerReadsFailsAfterThreeWorkers) {
       << std::get<fault>(r).what();
   // (a fourth may have started by the time the fault came: workers are
   // replaced at once)
-  std::ifstream in(dir_ / "started");
-  std::string line;
-  int started = 0;
-  while (std::getline(in, line)) ++started;
-  EXPECT_GE(started, 3);
-  EXPECT_LE(started, 4);
+  EXPECT_GE(workers_started(), 3);
+  EXPECT_LE(workers_started(), 4);
 }
 
 TEST_F(WorkerPool, AWorkersStartCountsAgainstNoCallsTimeout) {
@@ -125,12 +130,8 @@ TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) 
   EXPECT_NE(std::string(std::get<fault>(*got).what()).find("keep dying"), std::string::npos)
       << std::get<fault>(*got).what();
   pool.reset();
-  std::ifstream in(dir_ / "started");
-  std::string line;
-  int started = 0;
-  while (std::getline(in, line)) ++started;
-  EXPECT_GE(started, 3);
-  EXPECT_LE(started, 4);
+  EXPECT_GE(workers_started(), 3);
+  EXPECT_LE(workers_started(), 4);
 }
 
 }  // namespace
