@@ -294,7 +294,7 @@ std::size_t request_parser::on_body_impl(string_view body, error_code&) {
   // Past that first reservation the body grows eight-fold, up to the
   // length announced: one or two copies rather than a doubling's several,
   // and fewer smaller freed buffers left resident in the heap (which keeps
-  // them for the next large request; src/server/heap.hpp). Not straight to
+  // them for the next large request; src/memory/heap.hpp). Not straight to
   // the announced length: a client that stops sending would then hold that
   // much address space (commit charge, not resident pages) for what it
   // sent, 64 times more at the 16 MiB default; eight-fold bounds that to

@@ -4,12 +4,12 @@
 
 #include <rapidrpc/jsonrpc.hpp>
 #include "access/access_log.hpp"
+#include "memory/heap.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
 #include "server/api_page.hpp"
 #include "server/byte_buffer.hpp"
-#include "server/heap.hpp"
 #include "server/relay.hpp"
 
 #include <rapidrpc/limits.hpp>

@@ -14,10 +14,10 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 
+#include "memory/heap.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
-#include "server/heap.hpp"
 #include "zmq/reader.hpp"
 
 #include <boost/asio/any_io_executor.hpp>

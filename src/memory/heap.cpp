@@ -1,4 +1,4 @@
-#include "server/heap.hpp"
+#include "memory/heap.hpp"
 
 #include <malloc.h>
 
