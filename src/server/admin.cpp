@@ -119,7 +119,7 @@ class admin_listener::session : public std::enable_shared_from_this<session> {
 admin_listener::admin_listener(std::string server_name, handlers h)
     : server_name_(std::move(server_name)), handlers_(std::move(h)) {}
 
-admin_listener::~admin_listener() { stop(); }
+admin_listener::~admin_listener() { join(); }
 
 tcp::endpoint admin_listener::listen(const tcp::endpoint& ep) {
   auto a = std::make_unique<tcp::acceptor>(io_);
@@ -155,7 +155,7 @@ void admin_listener::start() {
   thread_ = std::thread([this] { io_.run(); });
 }
 
-void admin_listener::stop() {
+void admin_listener::join() {
   if (!thread_.joinable()) return;
   io_.stop();
   thread_.join();

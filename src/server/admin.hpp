@@ -8,6 +8,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "service/service.hpp"
+
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,7 +20,7 @@
 
 namespace rapidrpc::detail {
 
-class admin_listener {
+class admin_listener final : public service {
  public:
   struct handlers {
     /// Appends the metrics exposition (on the admin thread).
@@ -41,10 +44,14 @@ class admin_listener {
   /// The listening sockets' descriptors.
   std::vector<int> listening_fds() const;
   /// Starts the admin thread.
-  void start();
+  void start() override;
+  /// Changes nothing: the listener answers through the drain (/readyz 503
+  /// "draining", /metrics counting the drain) and closes in join(), after
+  /// every service started after it (service.hpp).
+  void stop(std::chrono::milliseconds /*drain*/) override {}
   /// Closes the listener and every admin connection, ends the thread and
   /// joins it. Any thread but the admin thread; idempotent.
-  void stop();
+  void join() override;
 
   /// The request's answer: status, content type and body (for tests).
   struct answer {

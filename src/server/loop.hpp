@@ -11,6 +11,7 @@
 #include "server/api_page.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/relay.hpp"
+#include "service/service.hpp"
 
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
@@ -85,7 +86,7 @@ void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp
 
 /// One event loop. Everything in it is touched only by its own thread, except
 /// where a member says otherwise.
-class loop {
+class loop final : public service {
  public:
   /// A loop counting into `shared.metrics`'s shard `shard` (if counting).
   loop(shared_state& shared, std::size_t shard);
@@ -100,16 +101,16 @@ class loop {
   /// The descriptors of this loop's listening sockets (before draining).
   std::vector<int> listening_fds() const;
   /// Runs the loop on a new thread.
-  void start();
+  void start() override;
   /// Serves an accepted socket on this loop until it closes, on the calling
   /// thread (the process-per-connection modes).
   void serve_here(int fd);
   /// Asks the loop to drain (any thread): stop accepting, close idle
   /// connections once quiet (connection::drain), finish the rest,
   /// force-close after `drain`.
-  void stop(std::chrono::milliseconds drain);
+  void stop(std::chrono::milliseconds drain) override;
   /// Joins the thread.
-  void join();
+  void join() override;
 
   // Used by connections, on the loop thread.
   shared_state& shared() noexcept { return shared_; }

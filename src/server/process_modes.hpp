@@ -42,7 +42,7 @@ std::chrono::milliseconds prefork_respawn_delay(unsigned quick_deaths,
                                                 std::chrono::milliseconds base,
                                                 std::chrono::milliseconds max) noexcept;
 
-class process_supervisor {
+class process_supervisor final : public service {
  public:
   process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
                      std::chrono::milliseconds respawn_backoff,
@@ -61,12 +61,12 @@ class process_supervisor {
   void spawn();
   /// Lets the supervisor process accept; returns once it does (prefork:
   /// once its workers are forked).
-  void start();
+  void start() override;
   /// Stops accepting; children finish their connection until `drain`, then
   /// are killed. Any thread.
-  void stop(std::chrono::milliseconds drain);
+  void stop(std::chrono::milliseconds drain) override;
   /// Waits for the supervisor process to end.
-  void join();
+  void join() override;
 
  private:
   [[noreturn]] void supervise();

@@ -11,6 +11,7 @@
 #include "server/process_modes.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
+#include "service/service.hpp"
 #include "worker/remote_pool.hpp"
 #include "worker/worker_link.hpp"
 #include "worker/worker_pool.hpp"
@@ -36,6 +37,29 @@ namespace rapidrpc {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+namespace detail {
+namespace {
+
+// The threads that run pool methods (async-pool without --isolate), as a
+// service: they run the calls of the loops and endpoints started after
+// them, so stopping changes nothing, and join() lets the calls running end.
+class thread_pool_service final : public service {
+ public:
+  explicit thread_pool_service(net::thread_pool& pool) : pool_(pool) {}
+  void start() override {}  // its threads run from its construction
+  void stop(std::chrono::milliseconds /*drain*/) override {}
+  void join() override {
+    pool_.stop();
+    pool_.join();
+  }
+
+ private:
+  net::thread_pool& pool_;
+};
+
+}  // namespace
+}  // namespace detail
+
 struct server::impl {
   server_options options;
   rapidrpc::registry methods;
@@ -45,6 +69,7 @@ struct server::impl {
   std::unique_ptr<detail::access_policy> access;
   std::unique_ptr<detail::access_log> log;
   std::unique_ptr<net::thread_pool> pool;
+  std::unique_ptr<detail::thread_pool_service> pool_service;
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
   std::unique_ptr<detail::pool_runner> runner;             // watchdog or worker processes
@@ -62,6 +87,9 @@ struct server::impl {
   std::vector<tcp::endpoint> admin_bound;
   std::vector<int> listening;        // listening_descriptors()
   std::vector<int> admin_listening;  // admin_descriptors()
+  // What runs on a thread or process of its own, in start order
+  // (docs/design.md, "Start and stop"); joined in the reverse order.
+  detail::service_list services;
   std::mutex mutex;
   bool started = false;
   bool stopping = false;
@@ -84,6 +112,7 @@ struct server::impl {
 
   // start() failed after building the loops: undo it, nothing runs yet.
   void abandon_start() {
+    services = detail::service_list{};
     admin.reset();
     admin_bound.clear();
     listening.clear();
@@ -94,6 +123,7 @@ struct server::impl {
     remote = nullptr;
     worker_bound.clear();
     loops.clear();
+    pool_service.reset();
     pool.reset();
     supervisor.reset();
     runner.reset();
@@ -105,22 +135,33 @@ struct server::impl {
     bound.clear();
   }
 
-  void join_all() {
-    if (supervisor) supervisor->join();
-    for (auto& l : loops) l->join();
-    if (zmq) zmq->join();
-    if (link) link->join();
-    if (pool) {
-      pool->stop();
-      pool->join();
-    }
+  // Once the services are joined: each part is destroyed before what it
+  // refers to.
+  void destroy_all() {
     runner.reset();  // before the loops: its completions post to their io_contexts
     loops.clear();   // destroys connections whose last handlers were never run
     zmq.reset();
     link.reset();
+    pool_service.reset();
     pool.reset();
     supervisor.reset();
-    admin.reset();  // it answered (503 to /readyz) until now
+    admin.reset();
+  }
+
+  // The order of docs/design.md, "Start and stop": the admin listener first
+  // (it answers, "starting" and then "draining", while the rest starts and
+  // drains), then what runs pool calls, then what takes requests.
+  void list_services() {
+    if (admin) services.add(*admin);
+    if (pool) {
+      pool_service = std::make_unique<detail::thread_pool_service>(*pool);
+      services.add(*pool_service);
+    }
+    if (remote) services.add(*remote);
+    if (supervisor) services.add(*supervisor);
+    for (auto& l : loops) services.add(*l);
+    if (zmq) services.add(*zmq);
+    if (link) services.add(*link);
   }
 };
 
@@ -520,7 +561,6 @@ void server::start() {
       throw;
     }
     s.admin_listening = distinct_sockets(s.admin->listening_fds());
-    s.admin->start();  // /readyz says "starting" until the end of start()
   }
   // Recorded before the threads start: read by listening_descriptors()
   // from any thread, they do not change until stop().
@@ -531,11 +571,13 @@ void server::start() {
     rpc_fds.insert(rpc_fds.end(), fds.begin(), fds.end());
   }
   s.listening = distinct_sockets(rpc_fds);
-  if (s.supervisor) s.supervisor->start();
-  for (auto& l : s.loops) l->start();
-  if (s.zmq) s.zmq->start();
-  if (s.remote) s.remote->start();
-  if (s.link) s.link->start();
+  s.list_services();
+  try {
+    s.services.start();  // /readyz says "starting" until the end of start()
+  } catch (...) {
+    s.abandon_start();
+    throw;
+  }
   s.started = true;
   s.serving.store(true, std::memory_order_release);
 }
@@ -607,24 +649,18 @@ void server::stop(std::chrono::milliseconds drain) {
   // /readyz says 503 from here on, while the calls in flight finish.
   impl_->draining.store(true, std::memory_order_release);
   impl_->serving.store(false, std::memory_order_release);
-  if (impl_->supervisor) impl_->supervisor->stop(drain);
-  for (auto& l : impl_->loops) l->stop(drain);
-  if (impl_->zmq) impl_->zmq->stop(drain);
-  if (impl_->link) impl_->link->stop(drain);
+  impl_->services.stop(drain);
 }
 
 void server::wait() {
   std::unique_lock lock(impl_->mutex);
   if (!impl_->started || impl_->joined) return;
   lock.unlock();
-  if (impl_->supervisor) impl_->supervisor->join();
-  for (auto& l : impl_->loops) l->join();
-  if (impl_->zmq) impl_->zmq->join();
-  if (impl_->link) impl_->link->join();
+  impl_->services.join();
   lock.lock();
   if (!impl_->joined) {
     impl_->joined = true;
-    impl_->join_all();
+    impl_->destroy_all();
   }
 }
 

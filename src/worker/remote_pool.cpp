@@ -70,6 +70,17 @@ class pool final : public remote_pool {
   }
 
   ~pool() override {
+    join();
+    local_runner_.reset();  // its completions post to io_
+    reader_.unwatch();
+    zap_notify_.release();
+    zap_.close();
+    socket_.close();
+  }
+
+  void stop(std::chrono::milliseconds /*drain*/) override {}
+
+  void join() override {
     if (thread_.joinable()) {
       net::post(io_, [this] {
         // Past the drain: the calls left are dropped with their loops.
@@ -79,11 +90,6 @@ class pool final : public remote_pool {
       });
       thread_.join();
     }
-    local_runner_.reset();  // its completions post to io_
-    reader_.unwatch();
-    zap_notify_.release();
-    zap_.close();
-    socket_.close();
   }
 
   std::string bind(const std::string& address) override {

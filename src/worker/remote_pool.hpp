@@ -13,6 +13,7 @@
 
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
+#include "service/service.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -24,7 +25,7 @@
 
 namespace rapidrpc::detail {
 
-class remote_pool : public pool_runner {
+class remote_pool : public pool_runner, public service {
  public:
   struct settings {
     /// Local workers: `local_capacity` calls at once, run by the runner
@@ -47,8 +48,11 @@ class remote_pool : public pool_runner {
   /// Binds one more address, before start(); returns the address bound.
   /// Throws std::runtime_error saying why it cannot.
   virtual std::string bind(const std::string& address) = 0;
-  /// Starts its thread.
-  virtual void start() = 0;
+  // As a service: start() starts its thread. stop() changes nothing: the
+  // loops and endpoints that hand it calls drain after it is stopped, and it
+  // serves their calls until it is joined, after them (service.hpp); join()
+  // ends its thread, and the calls still waiting are dropped with their
+  // loops.
 };
 
 std::unique_ptr<remote_pool> make_remote_pool(remote_pool::settings s);

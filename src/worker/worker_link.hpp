@@ -16,6 +16,7 @@
 #include <rapidrpc/registry.hpp>
 
 #include "registry/pool.hpp"
+#include "service/service.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -24,7 +25,7 @@
 
 namespace rapidrpc::detail {
 
-class worker_link {
+class worker_link final : public service {
  public:
   struct settings {
     const registry* methods = nullptr;
@@ -45,11 +46,11 @@ class worker_link {
   worker_link& operator=(const worker_link&) = delete;
 
   /// Connects and serves on a thread of its own.
-  void start();
+  void start() override;
   /// Any thread: tells the front to send no more calls, answers the calls
   /// in flight (for at most `drain`), then closes.
-  void stop(std::chrono::milliseconds drain);
-  void join();
+  void stop(std::chrono::milliseconds drain) override;
+  void join() override;
 
  private:
   class impl;

@@ -18,6 +18,7 @@
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
+#include "service/service.hpp"
 #include "zmq/reader.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -42,7 +43,7 @@ class access_log;
 class access_log_buffer;
 class access_policy;
 
-class zmq_router {
+class zmq_router final : public service {
  public:
   struct settings {
     const registry* methods = nullptr;
@@ -66,11 +67,11 @@ class zmq_router {
   /// An ipc:// socket's file is removed when the router is destroyed.
   std::string bind(const std::string& address);
   /// Starts serving on a thread of its own.
-  void start();
+  void start() override;
   /// Any thread: stop taking requests, send the replies of the calls in
   /// flight (for at most `drain`), then close.
-  void stop(std::chrono::milliseconds drain);
-  void join();
+  void stop(std::chrono::milliseconds drain) override;
+  void join() override;
 
  private:
   struct call;  // one request in flight
