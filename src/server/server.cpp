@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <system_error>
 
@@ -148,6 +149,18 @@ struct server::impl {
     admin.reset();
   }
 
+  bool process_mode() const {
+    return options.mode == serving_mode::fork || options.mode == serving_mode::prefork;
+  }
+  bool admin_on() const { return !options.admin.empty() || !options.admin_listen_fds.empty(); }
+  // The steps of start(), in order (defined below).
+  void configure();
+  void make_runners();
+  void bind_listeners();
+  void make_zmq();
+  void make_link();
+  void make_admin(std::function<void(std::string&)> write_metrics);
+
   // The order of docs/design.md, "Start and stop": the admin listener first
   // (it answers, "starting" and then "draining", while the rest starts and
   // drains), then what runs pool calls, then what takes requests.
@@ -215,9 +228,36 @@ std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) 
 // Binding with SO_REUSEPORT would silently share a port with another
 // server that also set it; a plain bind first makes that an error.
 void check_port_free(const tcp::endpoint& ep) {
+  if (ep.port() == 0) return;  // a port picked by the system is free
   net::io_context io;
   tcp::acceptor probe(io);
   detail::bind_acceptor(probe, ep, false);
+}
+
+// Listens on each address of `host` with `listen`, which returns the
+// address bound: with port 0 the first picks the port and the others take
+// the same one. An address the machine lacks (say ::1 with IPv6 off) is
+// skipped as long as another one works; with none, throws `what`.
+std::vector<tcp::endpoint> listen_on_each(const std::string& host, std::uint16_t port,
+                                          const std::function<tcp::endpoint(tcp::endpoint)>& listen,
+                                          const std::string& what) {
+  std::vector<tcp::endpoint> bound;
+  std::error_code first_error;
+  for (auto ep : resolve(host, port)) {
+    ep.port(port);
+    try {
+      ep = listen(ep);
+    } catch (const boost::system::system_error& e) {
+      if (!first_error) first_error = e.code();
+      continue;
+    }
+    bound.push_back(ep);
+    port = ep.port();
+  }
+  if (bound.empty())
+    throw std::system_error(
+        first_error ? first_error : std::make_error_code(std::errc::address_not_available), what);
+  return bound;
 }
 
 // One descriptor per socket: duplicates (several loops serving one socket
@@ -338,241 +378,192 @@ void refuse_unhonoured(const server_options& o) {
 
 }  // namespace
 
+// The shared state every loop reads, and what it points to, from the
+// options. TLS files first: a bad one fails start() before anything is bound.
+void server::impl::configure() {
+  if (options.tls.enabled()) {
+    tls = std::make_unique<detail::tls::context>(options.tls);
+    shared.tls = tls.get();
+  }
+  shared.methods = &methods;
+  shared.limits = options.limits;
+  shared.paths = options.paths;
+  shared.jsonrpc = options.jsonrpc;
+  if (options.jsonrpc) shared.json_paths = options.jsonrpc_paths;
+  shared.server_name = options.server_name;
+  shared.gzip_min_bytes = options.gzip_min_bytes;
+  shared.relay = {options.relay, static_cast<pid_t>(options.relay_keep_pid),
+                  options.method_timeout};
+  if (options.api_page && options.relay.empty())
+    shared.page = detail::make_api_page(
+        methods, {options.server_name, options.jsonrpc, options.gzip_min_bytes});
+  methods.set_multicall_limit(options.limits.max_multicall);
+  methods.set_default_timeout(options.method_timeout);
+  if (options.authorize) methods.set_authorizer(options.authorize);
+  if (!options.users.empty() || !options.allow.empty()) {
+    access = std::make_unique<detail::access_policy>(options.users, options.allow);
+    shared.access = access.get();
+  }
+  if (!options.access_log.empty()) {
+    // In the process modes the children write their own lines and the
+    // parent writes none: it gets no writer thread, so the children are
+    // forked from a process with as few threads as can be.
+    log = std::make_unique<detail::access_log>(options.access_log, !process_mode(),
+                                               options.log_format);
+    shared.log = log.get();
+  }
+}
+
+// The mode decides who accepts and where methods run (docs/design.md):
+// the loops (one unless async-pool), the metrics store with a shard for
+// each writer, and the supervisor or the runner of pool calls.
+void server::impl::make_runners() {
+  const auto mode = options.mode;
+  const unsigned threads = mode == serving_mode::async_pool ? or_cores(options.threads) : 1;
+  if (mode == serving_mode::sequential) {
+    shared.max_open_per_loop = 1;
+    shared.close_after_response = true;
+  }
+  if (options.metrics || admin_on()) {
+    // Shard 0 is the ZeroMQ endpoint's; then one per loop, or one per
+    // process slot of fork and prefork. The registry is read-only from here.
+    const std::size_t writers = process_mode() ? or_cores(options.processes) : threads;
+    metrics = std::make_unique<detail::metrics::store>(methods.names(), 1 + writers);
+    shared.metrics = metrics.get();
+    shared.pool.stats = &metrics->pool();
+  }
+  if (process_mode()) {
+    shared.process_mode = true;
+    // An idle keep-alive client must not hold a whole process for long.
+    shared.limits.idle_timeout = std::min(shared.limits.idle_timeout, std::chrono::seconds(2));
+    runner = std::make_unique<detail::watchdog::runner>();
+    shared.pool.runner = runner.get();
+    supervisor = std::make_unique<detail::process_supervisor>(
+        shared, mode, or_cores(options.processes), options.respawn_backoff,
+        options.respawn_backoff_max);
+    return;
+  }
+  if (mode == serving_mode::async_pool && !options.worker_listen.empty()) {
+    // The front of worker hosts; its own workers, if any, are one more
+    // place for calls to go.
+    detail::remote_pool::settings r;
+    r.local_capacity = options.workers;
+    r.stats = shared.pool.stats;
+    r.curve_secret_key = options.worker_curve.secret_key;
+    r.curve_host_keys = options.worker_curve.host_public_keys;
+    if (options.workers != 0 && options.isolate) {
+      r.local_runner = [&o = options](detail::metrics::pool_stats* stats) {
+        return make_worker_pool(o.worker_command, o.workers, o.worker_max_requests, stats);
+      };
+    } else if (options.workers != 0) {
+      pool = std::make_unique<net::thread_pool>(options.workers);
+      r.local_threads = pool->get_executor();
+    }
+    auto front = detail::make_remote_pool(std::move(r));
+    for (const auto& address : options.worker_listen) worker_bound.push_back(front->bind(address));
+    remote = front.get();
+    runner = std::move(front);
+    shared.pool.runner = runner.get();
+  } else if (mode == serving_mode::async_pool && options.isolate) {
+    runner = make_worker_pool(options.worker_command, options.workers, options.worker_max_requests,
+                              shared.pool.stats);
+    shared.pool.runner = runner.get();
+  } else if (mode == serving_mode::async_pool) {
+    pool = std::make_unique<net::thread_pool>(or_cores(options.workers));
+    shared.pool.executor = pool->get_executor();
+  }
+  for (unsigned i = 0; i < threads; ++i)
+    loops.push_back(std::make_unique<detail::loop>(shared, 1 + i));
+}
+
+// The RPC listening sockets: the ones handed over, or one per address of
+// the host, in the supervisor (process modes) or in every loop.
+void server::impl::bind_listeners() {
+  for (int fd : options.listen_fds) {
+    tcp::endpoint ep = supervisor ? supervisor->adopt(fd) : loops.front()->adopt(fd);
+    for (std::size_t i = 1; i < loops.size(); ++i) loops[i]->adopt(fd);
+    bound.push_back(ep);
+  }
+  if (options.listen_fds.empty()) {
+    const auto first = [this](tcp::endpoint ep) {
+      check_port_free(ep);
+      return supervisor ? supervisor->listen(ep) : loops.front()->listen(ep);
+    };
+    bound = listen_on_each(options.host, options.port, first,
+                           "cannot listen on " + options.host + ":" + std::to_string(options.port));
+    // The other loops join the first one's sockets (SO_REUSEPORT).
+    for (const auto& ep : bound)
+      for (std::size_t i = 1; i < loops.size(); ++i) loops[i]->listen(ep);
+  }
+  std::vector<int> fds;
+  if (supervisor) fds = supervisor->listening_fds();
+  for (const auto& l : loops) {
+    auto more = l->listening_fds();
+    fds.insert(fds.end(), more.begin(), more.end());
+  }
+  listening = distinct_sockets(fds);
+}
+
+void server::impl::make_zmq() {
+  if (options.zmq.empty()) return;
+  detail::zmq_router::settings z;
+  z.methods = &methods;
+  z.limits = shared.limits;
+  z.max_message_bytes = options.limits.max_body_bytes;
+  z.pool = &shared.pool;
+  z.access = access.get();
+  z.log = log.get();
+  z.metrics = metrics.get();
+  z.metrics_shard = 0;
+  zmq = std::make_unique<detail::zmq_router>(z);
+  for (const auto& address : options.zmq) zmq_bound.push_back(zmq->bind(address));
+}
+
+void server::impl::make_link() {
+  if (options.worker_connect.empty()) return;
+  detail::worker_link::settings w;
+  w.methods = &methods;
+  w.limits = shared.limits;
+  w.pool = &shared.pool;
+  w.capacity = or_cores(options.workers);
+  w.front = options.worker_connect;
+  w.curve_secret_key = options.worker_curve.secret_key;
+  w.curve_front_key = options.worker_curve.front_public_key;
+  link = std::make_unique<detail::worker_link>(w);
+}
+
+void server::impl::make_admin(std::function<void(std::string&)> write_metrics) {
+  if (!admin_on()) return;
+  detail::admin_listener::handlers h;
+  h.metrics = std::move(write_metrics);
+  h.not_ready = [this] { return not_ready(); };
+  admin = std::make_unique<detail::admin_listener>(options.server_name, std::move(h));
+  for (int fd : options.admin_listen_fds) admin_bound.push_back(admin->adopt(fd));
+  if (options.admin_listen_fds.empty()) {
+    const auto [host, port] = split_admin(options.admin);
+    admin_bound = listen_on_each(
+        host, port, [this](tcp::endpoint ep) { return admin->listen(ep); },
+        "cannot listen on the admin address " + options.admin);
+  }
+  admin_listening = distinct_sockets(admin->listening_fds());
+}
+
 void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
   refuse_unhonoured(s.options);
-  // TLS files first: a bad one fails start() before anything is bound.
-  if (s.options.tls.enabled()) {
-    s.tls = std::make_unique<detail::tls::context>(s.options.tls);
-    s.shared.tls = s.tls.get();
-  }
-  s.shared.methods = &s.methods;
-  s.shared.limits = s.options.limits;
-  s.shared.paths = s.options.paths;
-  s.shared.jsonrpc = s.options.jsonrpc;
-  if (s.options.jsonrpc) s.shared.json_paths = s.options.jsonrpc_paths;
-  s.shared.server_name = s.options.server_name;
-  s.shared.gzip_min_bytes = s.options.gzip_min_bytes;
-  s.shared.relay = {s.options.relay, static_cast<pid_t>(s.options.relay_keep_pid),
-                    s.options.method_timeout};
-  if (s.options.api_page && s.options.relay.empty())
-    s.shared.page = detail::make_api_page(
-        s.methods, {s.options.server_name, s.options.jsonrpc, s.options.gzip_min_bytes});
-  s.methods.set_multicall_limit(s.options.limits.max_multicall);
-
-  s.methods.set_default_timeout(s.options.method_timeout);
-  if (s.options.authorize) s.methods.set_authorizer(s.options.authorize);
-  if (!s.options.users.empty() || !s.options.allow.empty()) {
-    s.access = std::make_unique<detail::access_policy>(s.options.users, s.options.allow);
-    s.shared.access = s.access.get();
-  }
-  if (!s.options.access_log.empty()) {
-    // In the process modes the children write their own lines and the
-    // parent writes none: it gets no writer thread, so the children are
-    // forked from a process with as few threads as can be.
-    const bool children_write =
-        s.options.mode == serving_mode::fork || s.options.mode == serving_mode::prefork;
-    s.log = std::make_unique<detail::access_log>(s.options.access_log, !children_write,
-                                                 s.options.log_format);
-    s.shared.log = s.log.get();
-  }
-
-  const auto mode = s.options.mode;
-
-  // The mode decides who accepts and where methods run (docs/design.md).
-  unsigned threads = or_cores(s.options.threads);
-  const bool process_mode = mode == serving_mode::fork || mode == serving_mode::prefork;
-  if (mode != serving_mode::async_pool) threads = 1;  // and pool methods run on the loop
-  if (mode == serving_mode::sequential) {
-    s.shared.max_open_per_loop = 1;
-    s.shared.close_after_response = true;
-  }
-  const bool admin_on = !s.options.admin.empty() || !s.options.admin_listen_fds.empty();
-  if (s.options.metrics || admin_on) {
-    // Shard 0 is the ZeroMQ endpoint's; then one per loop, or one per
-    // process slot of fork and prefork. The registry is read-only from here.
-    const std::size_t writers = process_mode ? or_cores(s.options.processes) : threads;
-    s.metrics = std::make_unique<detail::metrics::store>(s.methods.names(), 1 + writers);
-    s.shared.metrics = s.metrics.get();
-    s.shared.pool.stats = &s.metrics->pool();
-  }
-  if (process_mode) {
-    s.shared.process_mode = true;
-    // An idle keep-alive client must not hold a whole process for long.
-    s.shared.limits.idle_timeout = std::min(s.shared.limits.idle_timeout, std::chrono::seconds(2));
-    s.runner = std::make_unique<detail::watchdog::runner>();
-    s.shared.pool.runner = s.runner.get();
-    s.supervisor = std::make_unique<detail::process_supervisor>(
-        s.shared, mode, or_cores(s.options.processes), s.options.respawn_backoff,
-        s.options.respawn_backoff_max);
-  } else {
-    if (mode == serving_mode::async_pool && !s.options.worker_listen.empty()) {
-      // The front of worker hosts; its own workers, if any, are one more
-      // place for calls to go.
-      detail::remote_pool::settings r;
-      r.local_capacity = s.options.workers;
-      r.stats = s.shared.pool.stats;
-      r.curve_secret_key = s.options.worker_curve.secret_key;
-      r.curve_host_keys = s.options.worker_curve.host_public_keys;
-      if (s.options.workers != 0 && s.options.isolate) {
-        r.local_runner = [&o = s.options](detail::metrics::pool_stats* stats) {
-          return make_worker_pool(o.worker_command, o.workers, o.worker_max_requests, stats);
-        };
-      } else if (s.options.workers != 0) {
-        s.pool = std::make_unique<net::thread_pool>(s.options.workers);
-        r.local_threads = s.pool->get_executor();
-      }
-      try {
-        auto remote = detail::make_remote_pool(std::move(r));
-        for (const auto& address : s.options.worker_listen)
-          s.worker_bound.push_back(remote->bind(address));
-        s.remote = remote.get();
-        s.runner = std::move(remote);
-      } catch (...) {
-        s.abandon_start();
-        throw;
-      }
-      s.shared.pool.runner = s.runner.get();
-    } else if (mode == serving_mode::async_pool) {
-      if (s.options.isolate) {
-        s.runner = make_worker_pool(s.options.worker_command, s.options.workers,
-                                    s.options.worker_max_requests, s.shared.pool.stats);
-        s.shared.pool.runner = s.runner.get();
-      } else {
-        s.pool = std::make_unique<net::thread_pool>(or_cores(s.options.workers));
-        s.shared.pool.executor = s.pool->get_executor();
-      }
-    }
-    for (unsigned i = 0; i < threads; ++i)
-      s.loops.push_back(std::make_unique<detail::loop>(s.shared, 1 + i));
-  }
-
-  for (int fd : s.options.listen_fds) {
-    try {
-      tcp::endpoint ep = s.supervisor ? s.supervisor->adopt(fd) : s.loops.front()->adopt(fd);
-      for (std::size_t i = 1; i < s.loops.size(); ++i) s.loops[i]->adopt(fd);
-      s.bound.push_back(ep);
-    } catch (...) {
-      s.abandon_start();
-      throw;
-    }
-  }
-  std::vector<tcp::endpoint> endpoints;
-  if (s.options.listen_fds.empty()) endpoints = resolve(s.options.host, s.options.port);
-  std::uint16_t port = s.options.port;
-  std::error_code first_error;
-  for (auto ep : endpoints) {
-    ep.port(port);
-    try {
-      if (port != 0) check_port_free(ep);
-      // With port 0 the first loop's socket picks the port, the others join it.
-      ep = s.supervisor ? s.supervisor->listen(ep) : s.loops.front()->listen(ep);
-    } catch (const boost::system::system_error& e) {
-      // An address the machine lacks (say ::1 with IPv6 off) is skipped as
-      // long as another one works.
-      if (!first_error) first_error = e.code();
-      continue;
-    }
-    for (std::size_t i = 1; i < s.loops.size(); ++i) s.loops[i]->listen(ep);
-    s.bound.push_back(ep);
-    port = ep.port();
-  }
-  if (s.bound.empty()) {
-    s.abandon_start();
-    throw std::system_error(
-        first_error ? first_error : std::make_error_code(std::errc::address_not_available),
-        "cannot listen on " + s.options.host + ":" + std::to_string(s.options.port));
-  }
-  if (s.supervisor) {
+  s.configure();
+  try {
+    // Built and bound first; nothing runs until the services start.
+    s.make_runners();
+    s.bind_listeners();
     // Forked now, while this process has no other thread and nothing else
     // open: what the supervisor holds, every child holds (process_modes.hpp).
-    try {
-      s.supervisor->spawn();
-    } catch (...) {
-      s.abandon_start();
-      throw;
-    }
-  }
-  if (!s.options.zmq.empty()) {
-    detail::zmq_router::settings z;
-    z.methods = &s.methods;
-    z.limits = s.shared.limits;
-    z.max_message_bytes = s.options.limits.max_body_bytes;
-    z.pool = &s.shared.pool;
-    z.access = s.access.get();
-    z.log = s.log.get();
-    z.metrics = s.metrics.get();
-    z.metrics_shard = 0;
-    try {
-      s.zmq = std::make_unique<detail::zmq_router>(z);
-      for (const auto& address : s.options.zmq) s.zmq_bound.push_back(s.zmq->bind(address));
-    } catch (...) {
-      s.abandon_start();
-      throw;
-    }
-  }
-  if (!s.options.worker_connect.empty()) {
-    detail::worker_link::settings w;
-    w.methods = &s.methods;
-    w.limits = s.shared.limits;
-    w.pool = &s.shared.pool;
-    w.capacity = or_cores(s.options.workers);
-    w.front = s.options.worker_connect;
-    w.curve_secret_key = s.options.worker_curve.secret_key;
-    w.curve_front_key = s.options.worker_curve.front_public_key;
-    try {
-      s.link = std::make_unique<detail::worker_link>(w);
-    } catch (...) {
-      s.abandon_start();
-      throw;
-    }
-  }
-  if (admin_on) {
-    try {
-      detail::admin_listener::handlers h;
-      h.metrics = [this](std::string& out) { write_metrics(out); };
-      h.not_ready = [&s] { return s.not_ready(); };
-      s.admin = std::make_unique<detail::admin_listener>(s.options.server_name, std::move(h));
-      for (int fd : s.options.admin_listen_fds) s.admin_bound.push_back(s.admin->adopt(fd));
-      auto [admin_host, admin_port] = s.options.admin_listen_fds.empty()
-                                          ? split_admin(s.options.admin)
-                                          : std::pair<std::string, std::uint16_t>{};
-      std::error_code admin_error;
-      std::vector<tcp::endpoint> admin_endpoints;
-      if (s.options.admin_listen_fds.empty()) admin_endpoints = resolve(admin_host, admin_port);
-      for (auto ep : admin_endpoints) {
-        ep.port(admin_port);
-        try {
-          ep = s.admin->listen(ep);
-        } catch (const boost::system::system_error& e) {
-          if (!admin_error) admin_error = e.code();
-          continue;
-        }
-        s.admin_bound.push_back(ep);
-        admin_port = ep.port();  // with port 0, the other addresses take the same one
-      }
-      if (s.admin_bound.empty())
-        throw std::system_error(
-            admin_error ? admin_error : std::make_error_code(std::errc::address_not_available),
-            "cannot listen on the admin address " + s.options.admin);
-    } catch (...) {
-      s.abandon_start();
-      throw;
-    }
-    s.admin_listening = distinct_sockets(s.admin->listening_fds());
-  }
-  // Recorded before the threads start: read by listening_descriptors()
-  // from any thread, they do not change until stop().
-  std::vector<int> rpc_fds;
-  if (s.supervisor) rpc_fds = s.supervisor->listening_fds();
-  for (const auto& l : s.loops) {
-    auto fds = l->listening_fds();
-    rpc_fds.insert(rpc_fds.end(), fds.begin(), fds.end());
-  }
-  s.listening = distinct_sockets(rpc_fds);
-  s.list_services();
-  try {
+    if (s.supervisor) s.supervisor->spawn();
+    s.make_zmq();
+    s.make_link();
+    s.make_admin([this](std::string& out) { write_metrics(out); });
+    s.list_services();
     s.services.start();  // /readyz says "starting" until the end of start()
   } catch (...) {
     s.abandon_start();
