@@ -111,7 +111,8 @@ struct server::impl {
   bool stopping_seen() const { return draining.load(std::memory_order_acquire); }
   std::atomic<bool> draining{false};
 
-  // start() failed after building the loops: undo it, nothing runs yet.
+  // start() failed: destroys what it built. Nothing runs: a service list
+  // that failed to start has stopped and joined what it started.
   void abandon_start() {
     services = detail::service_list{};
     admin.reset();
