@@ -31,7 +31,7 @@ class admin_listener final : public service {
   };
 
   admin_listener(std::string server_name, handlers h);
-  ~admin_listener();
+  ~admin_listener() override;
   admin_listener(const admin_listener&) = delete;
   admin_listener& operator=(const admin_listener&) = delete;
 

@@ -47,7 +47,7 @@ class process_supervisor final : public service {
   process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
                      std::chrono::milliseconds respawn_backoff,
                      std::chrono::milliseconds respawn_backoff_max);
-  ~process_supervisor();
+  ~process_supervisor() override;
 
   /// Listens on `ep` (blocking bind; returns the address with its port).
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);

@@ -239,9 +239,9 @@ void check_port_free(const tcp::endpoint& ep) {
 // address bound: with port 0 the first picks the port and the others take
 // the same one. An address the machine lacks (say ::1 with IPv6 off) is
 // skipped as long as another one works; with none, throws `what`.
-std::vector<tcp::endpoint> listen_on_each(const std::string& host, std::uint16_t port,
-                                          const std::function<tcp::endpoint(tcp::endpoint)>& listen,
-                                          const std::string& what) {
+std::vector<tcp::endpoint> listen_on_each(
+    const std::string& host, std::uint16_t port,
+    const std::function<tcp::endpoint(const tcp::endpoint&)>& listen, const std::string& what) {
   std::vector<tcp::endpoint> bound;
   std::error_code first_error;
   for (auto ep : resolve(host, port)) {
@@ -486,7 +486,7 @@ void server::impl::bind_listeners() {
     bound.push_back(ep);
   }
   if (options.listen_fds.empty()) {
-    const auto first = [this](tcp::endpoint ep) {
+    const auto first = [this](const tcp::endpoint& ep) {
       check_port_free(ep);
       return supervisor ? supervisor->listen(ep) : loops.front()->listen(ep);
     };
@@ -543,7 +543,7 @@ void server::impl::make_admin(std::function<void(std::string&)> write_metrics) {
   if (options.admin_listen_fds.empty()) {
     const auto [host, port] = split_admin(options.admin);
     admin_bound = listen_on_each(
-        host, port, [this](tcp::endpoint ep) { return admin->listen(ep); },
+        host, port, [this](const tcp::endpoint& ep) { return admin->listen(ep); },
         "cannot listen on the admin address " + options.admin);
   }
   admin_listening = distinct_sockets(admin->listening_fds());

@@ -41,7 +41,7 @@ class worker_link final : public service {
 
   /// Throws std::runtime_error if `front` is not an address ZeroMQ takes.
   explicit worker_link(settings s);
-  ~worker_link();
+  ~worker_link() override;
   worker_link(const worker_link&) = delete;
   worker_link& operator=(const worker_link&) = delete;
 

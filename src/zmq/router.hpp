@@ -57,7 +57,7 @@ class zmq_router final : public service {
   };
 
   explicit zmq_router(settings s);
-  ~zmq_router();
+  ~zmq_router() override;
   zmq_router(const zmq_router&) = delete;
   zmq_router& operator=(const zmq_router&) = delete;
 
