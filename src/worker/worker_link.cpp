@@ -1,5 +1,6 @@
 #include "worker/worker_link.hpp"
 
+#include "memory/free_list.hpp"
 #include "rpc/exchange.hpp"
 #include "worker/remote.hpp"
 #include "zmq/reader.hpp"
@@ -142,12 +143,12 @@ class worker_link::impl {
   // meanwhile).
   void say_ready() {
     if (draining_) return;
-    if (in_flight_ > 0) {
+    if (calls_.taken() > 0) {
       if (!ready_owed_)
         std::fprintf(stderr,
                      "rapidrpc: worker host: announcing itself to the front once its %zu "
                      "call(s) still running end\n",
-                     in_flight_);
+                     calls_.taken());
       ready_owed_ = true;
       return;
     }
@@ -213,17 +214,11 @@ class worker_link::impl {
   }
 
   call& new_call() {
-    call* c;
-    if (!free_calls_.empty()) {
-      c = free_calls_.back();
-      free_calls_.pop_back();
-    } else {
-      calls_.push_back(std::make_unique<call>(*this, *settings_.methods, settings_.limits));
-      c = calls_.back().get();
+    return calls_.take([this] {
+      auto c = std::make_unique<call>(*this, *settings_.methods, settings_.limits);
       c->exchange.share_parsers(parsers_);
-    }
-    ++in_flight_;
-    return *c;
+      return c;
+    });
   }
 
   void answered(call& c, const rpc::reply& r) {
@@ -238,14 +233,13 @@ class worker_link::impl {
     } else {
       send({remote::reply, id, r.body});
     }
-    free_calls_.push_back(&c);
-    --in_flight_;
+    calls_.give_back(c);
     if (draining_) finish_if_drained();
-    if (ready_owed_ && in_flight_ == 0) say_ready();
+    if (ready_owed_ && calls_.taken() == 0) say_ready();
   }
 
   void finish_if_drained() {
-    if (in_flight_ == 0) io_.stop();
+    if (calls_.taken() == 0) io_.stop();
   }
 
   settings settings_;
@@ -263,9 +257,7 @@ class worker_link::impl {
   net::steady_timer drain_timer_{io_};
   rpc::parser_pool parsers_;
   call_context call_context_;
-  std::vector<std::unique_ptr<call>> calls_;
-  std::vector<call*> free_calls_;
-  std::size_t in_flight_ = 0;
+  free_list<call> calls_;  // in flight, and free ones to reuse
   clock::time_point heard_;
   bool draining_ = false;
   bool ready_owed_ = false;  // a READY waits for the calls running to end

@@ -140,15 +140,11 @@ void zmq_router::handle(std::vector<zmq::message_t>& frames, std::size_t count) 
 }
 
 zmq_router::call& zmq_router::new_call(std::vector<zmq::message_t>& frames, std::size_t count) {
-  call* c;
-  if (!free_calls_.empty()) {
-    c = free_calls_.back();
-    free_calls_.pop_back();
-  } else {
-    calls_.push_back(std::make_unique<call>(*this, *settings_.methods, settings_.limits));
-    c = calls_.back().get();
-    if (settings_.metrics != nullptr) c->exchange.count_into(*settings_.metrics, stats_);
-  }
+  call* c = &calls_.take([this] {
+    auto made = std::make_unique<call>(*this, *settings_.methods, settings_.limits);
+    if (settings_.metrics != nullptr) made->exchange.count_into(*settings_.metrics, stats_);
+    return made;
+  });
   // The routing frames move to the call (a move of the message handle, no
   // copy); they go back out in front of the reply.
   const std::size_t n = count - 1;
@@ -163,7 +159,6 @@ zmq_router::call& zmq_router::new_call(std::vector<zmq::message_t>& frames, std:
     c->peer_text = peer_address != nullptr ? peer_address : "-";
     c->log_entry.begin(frames[count - 1].size());
   }
-  ++in_flight_;
   return *c;
 }
 
@@ -175,8 +170,7 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
   if (log_)
     log_->add(c.log_entry.finish(c.peer_text, {}, c.exchange.method(), r.body.empty() ? 204 : 200,
                                  r.fault, r.body.size()));
-  free_calls_.push_back(&c);
-  --in_flight_;
+  calls_.give_back(c);
   // What a large call's values took goes back to the system once large
   // calls stop (the daemon keeps freed memory in the heap otherwise).
   if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trimmer_.freed();
@@ -222,7 +216,7 @@ void zmq_router::begin_drain(std::chrono::milliseconds drain) {
 }
 
 void zmq_router::finish_if_drained() {
-  if (in_flight_ != 0) return;
+  if (calls_.taken() != 0) return;
   drain_timer_.cancel();
   trimmer_.finish();
   io_.stop();

@@ -14,6 +14,7 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 
+#include "memory/free_list.hpp"
 #include "memory/heap.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
@@ -100,10 +101,8 @@ class zmq_router final : public service {
   std::unique_ptr<access_log_buffer> log_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;
-  std::vector<std::string> ipc_files_;        // removed at destruction
-  std::vector<std::unique_ptr<call>> calls_;  // in flight, and free ones to reuse
-  std::vector<call*> free_calls_;
-  std::size_t in_flight_ = 0;
+  std::vector<std::string> ipc_files_;  // removed at destruction
+  free_list<call> calls_;               // in flight, and free ones to reuse
   bool draining_ = false;
   bool closed_ = false;
   std::uint64_t dropped_ = 0;  // messages dropped since the last log line
