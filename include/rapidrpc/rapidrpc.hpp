@@ -19,7 +19,10 @@
 #include <rapidrpc/outcome.hpp>
 #include <rapidrpc/registry.hpp>
 #include <rapidrpc/server.hpp>
+#include <rapidrpc/server_options.hpp>
+#include <rapidrpc/serving_mode.hpp>
 #include <rapidrpc/tls_client.hpp>
+#include <rapidrpc/tls_options.hpp>
 #include <rapidrpc/value.hpp>
 #include <rapidrpc/worker.hpp>
 #include <rapidrpc/xmlrpc.hpp>

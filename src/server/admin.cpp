@@ -2,6 +2,7 @@
 
 #include "http/request_reader.hpp"
 #include "http/response.hpp"
+#include "server/listen.hpp"
 #include "server/loop.hpp"
 
 #include <boost/asio/post.hpp>

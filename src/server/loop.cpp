@@ -2,6 +2,7 @@
 
 #include "http/response.hpp"
 #include "server/connection.hpp"
+#include "server/listen.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -27,30 +28,6 @@ loop::loop(shared_state& shared, std::size_t shard)
   context_.loop = io_.get_executor();
   context_.pool = &shared.pool;
   if (shared.log != nullptr) log_ = std::make_unique<access_log_buffer>(*shared.log, io_);
-}
-
-void bind_acceptor(tcp::acceptor& a, const tcp::endpoint& ep, bool shared_port) {
-  a.open(ep.protocol());
-  a.set_option(tcp::acceptor::reuse_address(true));
-  if (shared_port)
-    a.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true));
-  if (ep.protocol() == tcp::v6()) a.set_option(net::ip::v6_only(true));
-  a.bind(ep);
-}
-
-tcp::endpoint local_endpoint(int fd) {
-  tcp::endpoint ep;
-  socklen_t len = static_cast<socklen_t>(ep.capacity());
-  if (::getsockname(fd, ep.data(), &len) != 0)
-    throw std::system_error(errno, std::generic_category(), "getsockname");
-  ep.resize(len);
-  return ep;
-}
-
-int duplicate(int fd) {
-  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) throw std::system_error(errno, std::generic_category(), "dup");
-  return copy;
 }
 
 tcp::endpoint loop::adopt(int fd) {

@@ -71,19 +71,6 @@ struct shared_state {
   std::size_t child_shard = 0;
 };
 
-/// The address a listening socket is bound to.
-boost::asio::ip::tcp::endpoint local_endpoint(int fd);
-
-/// A close-on-exec duplicate of `fd`; throws std::system_error.
-int duplicate(int fd);
-
-/// Opens `a` for `ep` and binds it as every listening socket of the server
-/// is bound: SO_REUSEADDR, an IPv6 socket IPv6-only, and SO_REUSEPORT when
-/// several sockets share the port (`shared_port`: one per loop). Throws
-/// boost::system::system_error.
-void bind_acceptor(boost::asio::ip::tcp::acceptor& a, const boost::asio::ip::tcp::endpoint& ep,
-                   bool shared_port);
-
 /// One event loop. Everything in it is touched only by its own thread, except
 /// where a member says otherwise.
 class loop final : public service {

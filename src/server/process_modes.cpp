@@ -1,5 +1,6 @@
 #include "server/process_modes.hpp"
 
+#include "server/listen.hpp"
 #include "server/watchdog.hpp"
 
 #include <boost/asio/io_context.hpp>

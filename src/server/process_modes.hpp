@@ -24,7 +24,7 @@
 
 #include "server/loop.hpp"
 
-#include <rapidrpc/server.hpp>
+#include <rapidrpc/serving_mode.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 

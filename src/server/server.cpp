@@ -7,6 +7,7 @@
 #include "metrics/metrics.hpp"
 #include "server/admin.hpp"
 #include "server/connection.hpp"
+#include "server/listen.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
 #include "server/tls.hpp"
@@ -199,184 +200,6 @@ unsigned or_cores(unsigned n) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::vector<tcp::endpoint> resolve(const std::string& host, std::uint16_t port) {
-  std::vector<tcp::endpoint> out;
-  if (is_localhost(host)) {
-    // Always the loopback addresses, whatever /etc/hosts says (or whether
-    // there is one): "localhost" must not depend on the resolver.
-    out.emplace_back(net::ip::address_v4::loopback(), port);
-    out.emplace_back(net::ip::address_v6::loopback(), port);
-    return out;
-  }
-  boost::system::error_code ec;
-  auto address = net::ip::make_address(host, ec);
-  if (!ec) {
-    out.emplace_back(address, port);
-    return out;
-  }
-  net::io_context io;
-  tcp::resolver resolver(io);
-  auto results = resolver.resolve(host, std::to_string(port), tcp::resolver::passive, ec);
-  if (ec) throw std::system_error(ec, "cannot resolve host \"" + host + "\"");
-  for (const auto& r : results) {
-    if (std::find(out.begin(), out.end(), r.endpoint()) == out.end()) out.push_back(r.endpoint());
-  }
-  // IPv4 first: with port 0 the first address picks the port.
-  std::stable_partition(out.begin(), out.end(), [](const auto& e) { return e.address().is_v4(); });
-  return out;
-}
-
-// Binding with SO_REUSEPORT would silently share a port with another
-// server that also set it; a plain bind first makes that an error.
-void check_port_free(const tcp::endpoint& ep) {
-  if (ep.port() == 0) return;  // a port picked by the system is free
-  net::io_context io;
-  tcp::acceptor probe(io);
-  detail::bind_acceptor(probe, ep, false);
-}
-
-// Listens on each address of `host` with `listen`, which returns the
-// address bound: with port 0 the first picks the port and the others take
-// the same one. An address the machine lacks (say ::1 with IPv6 off) is
-// skipped as long as another one works; with none, throws `what`.
-std::vector<tcp::endpoint> listen_on_each(
-    const std::string& host, std::uint16_t port,
-    const std::function<tcp::endpoint(const tcp::endpoint&)>& listen, const std::string& what) {
-  std::vector<tcp::endpoint> bound;
-  std::error_code first_error;
-  for (auto ep : resolve(host, port)) {
-    ep.port(port);
-    try {
-      ep = listen(ep);
-    } catch (const boost::system::system_error& e) {
-      if (!first_error) first_error = e.code();
-      continue;
-    }
-    bound.push_back(ep);
-    port = ep.port();
-  }
-  if (bound.empty())
-    throw std::system_error(
-        first_error ? first_error : std::make_error_code(std::errc::address_not_available), what);
-  return bound;
-}
-
-// One descriptor per socket: duplicates (several loops serving one socket
-// handed over) share their inode.
-std::vector<int> distinct_sockets(const std::vector<int>& fds) {
-  std::vector<int> out;
-  std::vector<std::pair<dev_t, ino_t>> seen;
-  for (int fd : fds) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) continue;
-    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
-    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
-    seen.push_back(id);
-    out.push_back(fd);
-  }
-  return out;
-}
-
-// The admin listener's "HOST:PORT" ("[::1]:9100" for an IPv6 literal).
-// Throws std::invalid_argument.
-std::pair<std::string, std::uint16_t> split_admin(const std::string& address) {
-  const auto colon = address.rfind(':');
-  const auto bad = [&address] {
-    return std::invalid_argument("admin: \"" + address +
-                                 "\" is not HOST:PORT (say 127.0.0.1:9100 or [::1]:9100)");
-  };
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) throw bad();
-  std::string host = address.substr(0, colon);
-  if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') throw bad();
-    host = host.substr(1, host.size() - 2);
-  }
-  unsigned port = 0;
-  for (char c : address.substr(colon + 1)) {
-    if (c < '0' || c > '9') throw bad();
-    port = port * 10 + static_cast<unsigned>(c - '0');
-    if (port > 65535) throw bad();
-  }
-  return {host, static_cast<std::uint16_t>(port)};
-}
-
-// Throws std::invalid_argument for the combinations of options that start()
-// would not honour, before anything is set up.
-void refuse_unhonoured(const server_options& o) {
-  const auto mode = o.mode;
-  if (o.isolate && mode != serving_mode::async_pool)
-    throw std::invalid_argument("isolate (worker processes) needs mode async-pool, not " +
-                                std::string(mode_name(mode)));
-  if (o.isolate && o.worker_command.empty())
-    throw std::invalid_argument(
-        "isolate needs a worker_command, the command that starts one worker");
-  if (!o.isolate && !o.worker_command.empty())
-    throw std::invalid_argument("worker_command is used with isolate only");
-  if (!o.isolate && o.worker_max_requests != 0)
-    throw std::invalid_argument("worker_max_requests is used with isolate only");
-  if (mode != serving_mode::prefork &&
-      (o.respawn_backoff != server_options{}.respawn_backoff ||
-       o.respawn_backoff_max != server_options{}.respawn_backoff_max))
-    throw std::invalid_argument(
-        "respawn_backoff and respawn_backoff_max are used with mode "
-        "prefork only, not " +
-        std::string(mode_name(mode)));
-  std::vector<int> handed = o.listen_fds;
-  handed.insert(handed.end(), o.admin_listen_fds.begin(), o.admin_listen_fds.end());
-  for (int fd : handed) {
-    const auto option = [fd](int name) {
-      int v = -1;
-      socklen_t len = sizeof v;
-      return ::getsockopt(fd, SOL_SOCKET, name, &v, &len) == 0 ? v : -1;
-    };
-    const int domain = option(SO_DOMAIN);
-    if (option(SO_ACCEPTCONN) != 1 || option(SO_TYPE) != SOCK_STREAM ||
-        (domain != AF_INET && domain != AF_INET6))
-      throw std::invalid_argument("listen_fds, admin_listen_fds: descriptor " + std::to_string(fd) +
-                                  " is not a listening TCP socket");
-  }
-  if (!o.admin.empty()) split_admin(o.admin);
-  if ((!o.worker_listen.empty() || !o.worker_connect.empty()) && mode != serving_mode::async_pool)
-    throw std::invalid_argument("worker hosts need mode async-pool, not " +
-                                std::string(mode_name(mode)));
-  if (!o.worker_listen.empty() && !o.worker_connect.empty())
-    throw std::invalid_argument("a server is a front of worker hosts or a worker host, not both");
-  if (const auto& curve = o.worker_curve; !curve.secret_key.empty()) {
-    const auto check = [](const std::string& key, const char* what) {
-      std::array<std::uint8_t, 32> binary{};
-      if (key.size() != 40 || zmq_z85_decode(binary.data(), key.c_str()) == nullptr)
-        throw std::invalid_argument(std::string("worker_curve: ") + what +
-                                    " is not a CurveZMQ key (40 characters of Z85)");
-    };
-    check(curve.secret_key, "the secret key");
-    if (o.worker_listen.empty() && o.worker_connect.empty())
-      throw std::invalid_argument("worker_curve needs worker_listen or worker_connect");
-    if (!o.worker_listen.empty() && curve.host_public_keys.empty())
-      throw std::invalid_argument("worker_curve: a front needs the public keys of its hosts");
-    if (!o.worker_connect.empty()) check(curve.front_public_key, "the front's public key");
-    for (const auto& key : curve.host_public_keys) check(key, "a host's public key");
-  }
-  if (!o.relay.empty()) {
-    if (mode != serving_mode::async_pool)
-      throw std::invalid_argument("relay needs mode async-pool, not " +
-                                  std::string(mode_name(mode)));
-    if (o.isolate || !o.zmq.empty() || !o.worker_listen.empty() || !o.worker_connect.empty())
-      throw std::invalid_argument(
-          "relay answers no call itself: not with isolate, zmq, worker_listen or worker_connect");
-  }
-  if (o.relay.empty() && o.relay_keep_pid != 0)
-    throw std::invalid_argument("relay_keep_pid is used with relay only");
-  if (!o.zmq.empty()) {
-    if (mode != serving_mode::async_pool && mode != serving_mode::async)
-      throw std::invalid_argument("ZeroMQ endpoints need mode async-pool or async, not " +
-                                  std::string(mode_name(mode)));
-    if (!o.users.empty())
-      throw std::invalid_argument(
-          "ZeroMQ endpoints carry no credentials: they cannot be combined with "
-          "password authentication");
-  }
-}
-
 }  // namespace
 
 // The shared state every loop reads, and what it points to, from the
@@ -487,11 +310,12 @@ void server::impl::bind_listeners() {
   }
   if (options.listen_fds.empty()) {
     const auto first = [this](const tcp::endpoint& ep) {
-      check_port_free(ep);
+      detail::check_port_free(ep);
       return supervisor ? supervisor->listen(ep) : loops.front()->listen(ep);
     };
-    bound = listen_on_each(options.host, options.port, first,
-                           "cannot listen on " + options.host + ":" + std::to_string(options.port));
+    bound = detail::listen_on_each(
+        options.host, options.port, first,
+        "cannot listen on " + options.host + ":" + std::to_string(options.port));
     // The other loops join the first one's sockets (SO_REUSEPORT).
     for (const auto& ep : bound)
       for (std::size_t i = 1; i < loops.size(); ++i) loops[i]->listen(ep);
@@ -502,7 +326,7 @@ void server::impl::bind_listeners() {
     auto more = l->listening_fds();
     fds.insert(fds.end(), more.begin(), more.end());
   }
-  listening = distinct_sockets(fds);
+  listening = detail::distinct_sockets(fds);
 }
 
 void server::impl::make_zmq() {
@@ -541,18 +365,20 @@ void server::impl::make_admin(std::function<void(std::string&)> write_metrics) {
   admin = std::make_unique<detail::admin_listener>(options.server_name, std::move(h));
   for (int fd : options.admin_listen_fds) admin_bound.push_back(admin->adopt(fd));
   if (options.admin_listen_fds.empty()) {
-    const auto [host, port] = split_admin(options.admin);
-    admin_bound = listen_on_each(
+    const auto [host, port] = detail::split_host_port(options.admin);
+    admin_bound = detail::listen_on_each(
         host, port, [this](const tcp::endpoint& ep) { return admin->listen(ep); },
         "cannot listen on the admin address " + options.admin);
   }
-  admin_listening = distinct_sockets(admin->listening_fds());
+  admin_listening = detail::distinct_sockets(admin->listening_fds());
 }
 
 void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
-  refuse_unhonoured(s.options);
+  if (auto why = options_refusal(s.options)) throw std::invalid_argument(*why);
+  for (int fd : s.options.listen_fds) detail::check_listening_tcp(fd);
+  for (int fd : s.options.admin_listen_fds) detail::check_listening_tcp(fd);
   s.configure();
   try {
     // Built and bound first; nothing runs until the services start.
@@ -574,29 +400,6 @@ void server::start() {
   s.serving.store(true, std::memory_order_release);
 }
 
-std::string_view mode_name(serving_mode m) noexcept {
-  switch (m) {
-    case serving_mode::async_pool:
-      return "async-pool";
-    case serving_mode::async:
-      return "async";
-    case serving_mode::sequential:
-      return "sequential";
-    case serving_mode::fork:
-      return "fork";
-    case serving_mode::prefork:
-      return "prefork";
-  }
-  return "unknown";
-}
-
-std::optional<serving_mode> parse_mode(std::string_view name) noexcept {
-  for (auto m : {serving_mode::async_pool, serving_mode::async, serving_mode::sequential,
-                 serving_mode::fork, serving_mode::prefork})
-    if (mode_name(m) == name) return m;
-  return std::nullopt;
-}
-
 std::uint16_t server::port() const {
   return impl_->bound.empty() ? 0 : impl_->bound.front().port();
 }
@@ -605,21 +408,11 @@ std::vector<std::string> server::zmq_endpoints() const { return impl_->zmq_bound
 
 std::vector<std::string> server::worker_endpoints() const { return impl_->worker_bound; }
 
-namespace {
-std::vector<std::string> host_ports(const std::vector<tcp::endpoint>& endpoints) {
-  std::vector<std::string> out;
-  for (const auto& ep : endpoints) {
-    auto a = ep.address();
-    out.push_back(a.is_v6() ? "[" + a.to_string() + "]:" + std::to_string(ep.port())
-                            : a.to_string() + ":" + std::to_string(ep.port()));
-  }
-  return out;
+std::vector<std::string> server::endpoints() const { return detail::host_ports(impl_->bound); }
+
+std::vector<std::string> server::admin_endpoints() const {
+  return detail::host_ports(impl_->admin_bound);
 }
-}  // namespace
-
-std::vector<std::string> server::endpoints() const { return host_ports(impl_->bound); }
-
-std::vector<std::string> server::admin_endpoints() const { return host_ports(impl_->admin_bound); }
 
 std::vector<int> server::listening_descriptors() const { return impl_->listening; }
 

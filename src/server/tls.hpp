@@ -11,7 +11,7 @@
 // which way (a TLS read may need the socket writable, a write readable).
 #pragma once
 
-#include <rapidrpc/server.hpp>
+#include <rapidrpc/tls_options.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -140,7 +140,7 @@ class PreforkRespawn(unittest.TestCase):
                     r = subprocess.run([daemon_path(), "--port", "0", "--mode", mode, option, value],
                                        stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
                     self.assertEqual(r.returncode, 2, r.stderr)
-                    self.assertIn(b"apply to --mode prefork only", r.stderr)
+                    self.assertIn(b"are used with --mode prefork only", r.stderr)
         with daemon("--respawn-backoff", "0.1", "--respawn-backoff-max", "5") as d:
             with d.proxy() as p:
                 self.assertEqual(p.sample.add(1, 2), 3)

@@ -436,7 +436,7 @@ class Addresses(unittest.TestCase):
     @harness.skip_in_modes(ZMQ_MODES, "this mode serves ZeroMQ")
     def test_refused_in_this_mode(self):
         err = self.refused(*harness.EXTRA_ARGS, "--zmq", "tcp://127.0.0.1:*")
-        self.assertIn("ZeroMQ endpoints need mode async-pool or async", err)
+        self.assertIn("ZeroMQ endpoints (--zmq) need --mode async-pool or async", err)
 
     def test_refused_with_passwords(self):
         with tempfile.TemporaryDirectory() as tmp:

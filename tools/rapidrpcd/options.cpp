@@ -61,15 +61,8 @@ const std::set<std::string> not_settings = {
     "help",         "version",       "config",          "check-config",
     "print-config", "hash-password", "hash-iterations", "curve-keygen"};
 
-void add_options(CLI::App& app, settings& out, spelled& in) {
-  auto& options = out.server;
-  auto& lim = options.limits;
-  std::vector<std::string> modes;
-  for (auto m : {rapidrpc::serving_mode::async_pool, rapidrpc::serving_mode::async,
-                 rapidrpc::serving_mode::sequential, rapidrpc::serving_mode::fork,
-                 rapidrpc::serving_mode::prefork})
-    modes.emplace_back(rapidrpc::mode_name(m));
-
+// --version and the config file's own options.
+void add_config_options(CLI::App& app, settings& out, spelled& in) {
   app.set_version_flag("--version", "rapidrpcd " RAPIDRPC_VERSION);
   auto* config = app.add_option_group(
       "Config file", "Settings from a TOML file (see docs/operations.md, \"Config file\")");
@@ -85,6 +78,16 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->needs(file);
   config->add_flag("--print-config", in.print_config,
                    "Print the settings the daemon would run with, as a config file, and exit");
+}
+
+// Where it listens, and how connections and methods are served.
+void add_serving_options(CLI::App& app, settings& out, spelled& in) {
+  auto& options = out.server;
+  std::vector<std::string> modes;
+  for (auto m : {rapidrpc::serving_mode::async_pool, rapidrpc::serving_mode::async,
+                 rapidrpc::serving_mode::sequential, rapidrpc::serving_mode::fork,
+                 rapidrpc::serving_mode::prefork})
+    modes.emplace_back(rapidrpc::mode_name(m));
   app.add_option("--host", options.host, "Host name or address to listen on")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
@@ -127,6 +130,11 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
          "--method-timeout", in.method_timeout,
          "Seconds a CPU-heavy call may run before it fails with a timeout fault (0: no limit)")
       ->capture_default_str();
+}
+
+// --python, the relay and the options rapidrpcd passes its own workers.
+void add_python_options(CLI::App& app, settings& out, spelled& in) {
+  auto& options = out.server;
   auto* python = app.add_option_group(
       "Python", "Serve a Python module's methods in worker processes (see docs/python.md)");
   python
@@ -159,6 +167,12 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
                "Add test.crash, test.spin, test.throw and test.markup (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
       ->group("");
+}
+
+// Request paths, JSON-RPC, ZeroMQ, worker hosts and their CurveZMQ keys,
+// gzip and TLS.
+void add_protocols_options(CLI::App& app, settings& out, spelled& in) {
+  auto& options = out.server;
   app.add_option("--path", options.paths,
                  "A request path that serves XML-RPC, and JSON-RPC by Content-Type (repeatable)")
       ->capture_default_str();
@@ -215,6 +229,11 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       "PEM file with the certificate's private key, not encrypted (needs --tls-cert)");
   cert->needs(key);
   key->needs(cert);
+}
+
+// Access control, the access log and the admin listener.
+void add_access_options(CLI::App& app, settings& out, spelled& in) {
+  auto& options = out.server;
   auto* access = app.add_option_group("Access", "Access control and logging (see docs/access.md)");
   access
       ->add_option("--auth-file", in.auth_file,
@@ -248,6 +267,11 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->add_option("--hash-iterations", out.hash_iterations,
                    "PBKDF2 iterations for --hash-password")
       ->capture_default_str();
+}
+
+// Limits and timeouts.
+void add_limits_options(CLI::App& app, settings& out, spelled& in) {
+  auto& lim = out.server.limits;
   auto* limits = app.add_option_group("Limits", "Limits and timeouts (see docs/limits.md)");
   limits
       ->add_option("--max-body-bytes", lim.max_body_bytes,
@@ -298,6 +322,16 @@ void add_options(CLI::App& app, settings& out, spelled& in) {
       ->capture_default_str();
 }
 
+// Every option, in --help's order (which is --print-config's).
+void add_options(CLI::App& app, settings& out, spelled& in) {
+  add_config_options(app, out, in);
+  add_serving_options(app, out, in);
+  add_python_options(app, out, in);
+  add_protocols_options(app, out, in);
+  add_access_options(app, out, in);
+  add_limits_options(app, out, in);
+}
+
 // Why the settings cannot be used, and the exit status that says so.
 struct failure {
   int status;
@@ -326,36 +360,59 @@ std::uint16_t admin_port(const std::string& admin) {
   return port > 65535 ? 0 : static_cast<std::uint16_t>(port);
 }
 
-// Completes the server's options from what was spelled; says why if they
-// cannot be served. Takes systemd's listening sockets (LISTEN_FDS) when
-// `at_start`.
-std::optional<failure> complete_server_options(settings& out, const spelled& in, bool at_start) {
-  auto& options = out.server;
-  auto& lim = options.limits;
+// The flag that sets a server_options field, for options_refusal()'s
+// sentences.
+std::string flag_of(std::string_view field) {
+  static const std::pair<std::string_view, std::string_view> flags[] = {
+      {"mode", "--mode"},
+      {"isolate", "--isolate"},
+      {"worker_command", "--isolate"},
+      {"worker_max_requests", "--max-requests"},
+      {"respawn_backoff", "--respawn-backoff"},
+      {"respawn_backoff_max", "--respawn-backoff-max"},
+      {"relay", "--relay"},
+      {"relay_keep_pid", "--relay-keep-pid"},
+      {"zmq", "--zmq"},
+      {"users", "--auth-file"},
+      {"worker_listen", "--worker-listen"},
+      {"worker_connect", "--worker-connect"},
+      {"worker_curve.secret_key", "--worker-curve-key"},
+      {"worker_curve.front_public_key", "--worker-curve-front"},
+      {"worker_curve.host_public_keys", "--worker-curve-allow"},
+      {"admin", "--admin"},
+  };
+  for (const auto& [name, flag] : flags)
+    if (name == field) return std::string(flag);
+  return std::string(field);
+}
+
+// The options whose values are spelled otherwise than the server holds
+// them: the mode, seconds, the log format, one per core.
+void set_spelled_values(rapidrpc::server_options& options, const spelled& in) {
   options.mode = rapidrpc::parse_mode(in.mode).value();  // --mode accepts these names only
-  if (options.isolate && options.mode != rapidrpc::serving_mode::async_pool) {
-    return failure{2, "--isolate applies to --mode async-pool only"};
-  }
-  if (!options.relay.empty()) {
-    std::string other;
-    if (out.python.on())
-      other = "--python";
-    else if (options.isolate)
-      other = "--isolate";
-    else if (!options.zmq.empty())
-      other = "--zmq";
-    else if (!options.worker_listen.empty())
-      other = "--worker-listen";
-    else if (!options.worker_connect.empty())
-      other = "--worker-connect";
-    else if (options.mode != rapidrpc::serving_mode::async_pool)
-      other = "--mode " + in.mode;
-    if (!other.empty())
-      return failure{2, "--relay answers no call itself: it does not go with " + other};
-  } else if (options.relay_keep_pid != 0) {
-    return failure{2, "--relay-keep-pid applies to --relay only"};
-  }
+  const auto ms = [](double secs) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(secs * 1000));
+  };
+  options.method_timeout = ms(in.method_timeout);
+  options.respawn_backoff = ms(in.respawn_backoff);
+  options.respawn_backoff_max = ms(in.respawn_backoff_max);
+  options.jsonrpc = !in.no_jsonrpc;
+  options.log_format = in.access_log_format == "json" ? rapidrpc::access_log_format::json
+                                                      : rapidrpc::access_log_format::text;
+  options.limits.request_timeout = std::chrono::seconds(in.request_timeout);
+  options.limits.idle_timeout = std::chrono::seconds(in.idle_timeout);
+  options.limits.write_timeout = std::chrono::seconds(in.write_timeout);
+  if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
+  options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
+}
+
+// Worker processes: --python's (its own combinations: the library knows no
+// --python), or --isolate's, which run this executable with --worker.
+std::optional<failure> set_worker_command(settings& out, const spelled& in) {
+  auto& options = out.server;
   if (out.python.on()) {
+    if (!options.relay.empty())
+      return failure{2, "--relay answers no call itself: it does not go with --python"};
     if (options.mode != rapidrpc::serving_mode::async_pool) {
       return failure{2,
                      "--python needs --mode async-pool (the Python methods run in its worker "
@@ -369,14 +426,25 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
     } catch (const std::exception& e) {
       return failure{1, e.what()};
     }
+  } else if (options.isolate) {
+    try {
+      options.worker_command = {self_executable(), "--worker"};
+    } catch (const std::exception& e) {
+      return failure{1, e.what()};
+    }
+    if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
   }
-  // systemd's socket activation (a .socket unit, systemd-socket-activate):
-  // the listening sockets are descriptors 3 on, LISTEN_FDS of them.
-  // sd_listen_fds() also unsets the variables, so no worker sees them.
-  // Those named "admin" (LISTEN_FDNAMES: a socket unit's FileDescriptorName,
-  // or rapidrpcd's own binary upgrade) serve the admin listener.
+  return std::nullopt;
+}
+
+// systemd's socket activation (a .socket unit, systemd-socket-activate):
+// the listening sockets are descriptors 3 on, LISTEN_FDS of them.
+// sd_listen_fds() also unsets the variables, so no worker sees them.
+// Those named "admin" (LISTEN_FDNAMES: a socket unit's FileDescriptorName,
+// or rapidrpcd's own binary upgrade) serve the admin listener.
+std::optional<failure> take_activated_sockets(rapidrpc::server_options& options) {
   char** names = nullptr;
-  const int activated = at_start ? sd_listen_fds_with_names(1, &names) : 0;
+  const int activated = sd_listen_fds_with_names(1, &names);
   if (activated < 0) return failure{1, std::string("LISTEN_FDS: ") + std::strerror(-activated)};
   std::vector<int> handed_rpc;
   for (int i = 0; i < activated; ++i) {
@@ -410,68 +478,28 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
     }
   }
   if (options.listen_fds.empty()) options.listen_fds = handed_rpc;
-  options.method_timeout =
-      std::chrono::milliseconds(static_cast<std::int64_t>(in.method_timeout * 1000));
-  options.respawn_backoff =
-      std::chrono::milliseconds(static_cast<std::int64_t>(in.respawn_backoff * 1000));
-  options.respawn_backoff_max =
-      std::chrono::milliseconds(static_cast<std::int64_t>(in.respawn_backoff_max * 1000));
-  if (options.worker_max_requests != 0 && !options.isolate) {
-    return failure{2, "--max-requests applies to worker processes (--isolate, --python) only"};
+  return std::nullopt;
+}
+
+// The CurveZMQ keys of the worker-host link, from their files.
+std::optional<failure> read_curve_keys(rapidrpc::server_options& options, const spelled& in) {
+  try {
+    auto& keys = options.worker_curve;
+    if (!in.curve_key.empty()) keys.secret_key = read_curve_key_file(in.curve_key, true).secret_key;
+    if (!in.curve_front.empty())
+      keys.front_public_key = read_curve_key_file(in.curve_front, false).public_key;
+    keys.host_public_keys.clear();
+    for (const auto& file : in.curve_allow)
+      keys.host_public_keys.push_back(read_curve_key_file(file, false).public_key);
+  } catch (const std::exception& e) {
+    return failure{2, e.what()};
   }
-  if (options.mode != rapidrpc::serving_mode::prefork &&
-      (options.respawn_backoff != rapidrpc::server_options{}.respawn_backoff ||
-       options.respawn_backoff_max != rapidrpc::server_options{}.respawn_backoff_max)) {
-    return failure{2, "--respawn-backoff and --respawn-backoff-max apply to --mode prefork only"};
-  }
-  if (options.isolate && !out.python.on()) {
-    try {
-      options.worker_command = {self_executable(), "--worker"};
-    } catch (const std::exception& e) {
-      return failure{1, e.what()};
-    }
-    if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
-  }
-  options.jsonrpc = !in.no_jsonrpc;
-  options.log_format = in.access_log_format == "json" ? rapidrpc::access_log_format::json
-                                                      : rapidrpc::access_log_format::text;
-  lim.request_timeout = std::chrono::seconds(in.request_timeout);
-  lim.idle_timeout = std::chrono::seconds(in.idle_timeout);
-  lim.write_timeout = std::chrono::seconds(in.write_timeout);
-  if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
-  if (!options.worker_listen.empty() || !options.worker_connect.empty()) {
-    if (options.mode != rapidrpc::serving_mode::async_pool)
-      return failure{2, "--worker-listen and --worker-connect apply to --mode async-pool only"};
-    if (!options.worker_listen.empty() && !options.worker_connect.empty())
-      return failure{2, "--worker-listen and --worker-connect do not go together"};
-  }
-  if (!in.curve_key.empty() || !in.curve_front.empty() || !in.curve_allow.empty()) {
-    if (options.worker_listen.empty() && options.worker_connect.empty())
-      return failure{2, "--worker-curve-* apply to --worker-listen or --worker-connect"};
-    if (in.curve_key.empty())
-      return failure{2, "--worker-curve-front and --worker-curve-allow need --worker-curve-key"};
-    if (!options.worker_listen.empty() && in.curve_allow.empty())
-      return failure{2,
-                     "--worker-curve-key on a front needs --worker-curve-allow: the hosts' "
-                     "public keys"};
-    if (!options.worker_connect.empty() && in.curve_front.empty())
-      return failure{2, "--worker-curve-key on a worker host needs --worker-curve-front"};
-    try {
-      auto& keys = options.worker_curve;
-      keys.secret_key = read_curve_key_file(in.curve_key, true).secret_key;
-      if (!in.curve_front.empty())
-        keys.front_public_key = read_curve_key_file(in.curve_front, false).public_key;
-      keys.host_public_keys.clear();
-      for (const auto& file : in.curve_allow)
-        keys.host_public_keys.push_back(read_curve_key_file(file, false).public_key);
-    } catch (const std::exception& e) {
-      return failure{2, e.what()};
-    }
-  }
-  // A front of worker hosts may run no pool call itself.
-  if (options.workers == 0 && options.worker_listen.empty())
-    options.workers = std::max(1u, std::thread::hardware_concurrency());
-  options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
+  return std::nullopt;
+}
+
+// --auth-file, --allow and --deny-method.
+std::optional<failure> set_access(settings& out, const spelled& in) {
+  auto& options = out.server;
   try {
     if (!in.auth_file.empty()) {
       options.users = rapidrpc::load_users(in.auth_file);
@@ -490,6 +518,25 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
       return !denied->denies(method);
     };
   }
+  return std::nullopt;
+}
+
+// Completes the server's options from what was spelled; says why if they
+// cannot be served: a combination the library would not honour is the
+// library's own sentence (rapidrpc::options_refusal), with the flags'
+// names. Takes systemd's listening sockets (LISTEN_FDS) when `at_start`.
+std::optional<failure> complete_server_options(settings& out, const spelled& in, bool at_start) {
+  auto& options = out.server;
+  set_spelled_values(options, in);
+  if (auto why = set_worker_command(out, in)) return why;
+  if (auto why = read_curve_keys(options, in)) return why;
+  if (auto why = set_access(out, in)) return why;
+  if (auto why = rapidrpc::options_refusal(options, flag_of)) return failure{2, *why};
+  if (at_start)
+    if (auto why = take_activated_sockets(options)) return why;
+  // A front of worker hosts may run no pool call itself.
+  if (options.workers == 0 && options.worker_listen.empty())
+    options.workers = std::max(1u, std::thread::hardware_concurrency());
   return std::nullopt;
 }
 

@@ -1,0 +1,236 @@
+// How a server is set up: server_options, grouped by feature, and the one
+// check of their combinations that server::start() and rapidrpcd both make.
+#pragma once
+
+#include <rapidrpc/access.hpp>
+#include <rapidrpc/limits.hpp>
+#include <rapidrpc/registry.hpp>
+#include <rapidrpc/serving_mode.hpp>
+#include <rapidrpc/tls_options.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rapidrpc {
+
+/// How a server is set up. Every field has a working default.
+struct server_options {
+  /// Host name or address to listen on; a name is resolved and the server
+  /// listens on each of its addresses ("localhost": 127.0.0.1 and ::1).
+  std::string host = "localhost";
+  /// TCP port; 0 picks a free one (see server::port()).
+  std::uint16_t port = 6677;
+  /// Listening TCP sockets to serve instead of binding `host` and `port`,
+  /// as a parent process (or a service manager's socket activation) hands
+  /// them over. The server serves duplicates of them: the caller keeps its
+  /// own descriptors. start() throws std::invalid_argument for a
+  /// descriptor that is not a listening TCP socket.
+  std::vector<int> listen_fds;
+  /// Event-loop threads; 0 means one per core.
+  unsigned threads = 0;
+  /// Worker-pool threads for pool methods; 0 means one per core.
+  unsigned workers = 0;
+  /// Request paths that serve XML-RPC, and JSON-RPC 2.0 when `jsonrpc` is
+  /// on: a request is JSON-RPC if its Content-Type is application/json, or
+  /// if it has no XML Content-Type and its body starts with '{' or '['.
+  /// "*" stands for every path.
+  std::vector<std::string> paths = {"/RPC2", "/"};
+  /// Serve JSON-RPC 2.0 (docs/jsonrpc.md) on `paths` and `jsonrpc_paths`.
+  bool jsonrpc = true;
+  /// Request paths that serve JSON-RPC only, whatever the Content-Type.
+  std::vector<std::string> jsonrpc_paths = {"/jsonrpc"};
+  /// Responses at least this large are gzip-compressed when the client
+  /// accepts gzip; 0 turns compression off.
+  std::size_t gzip_min_bytes = 1024;
+  /// The Server header's value.
+  std::string server_name = "rapidrpc";
+  /// A GET (or HEAD) on a request path from a browser, one whose Accept
+  /// header lists text/html, gets an HTML page: every method with its
+  /// signature and help (escaped: markup shows as text), and, with
+  /// `jsonrpc`, a form that calls a method with JSON-RPC on that path. The
+  /// page is made once, at start(), and loads nothing from elsewhere (its
+  /// Content-Security-Policy allows only its own script and style and
+  /// requests to its origin). Other GETs, and every GET when this is off,
+  /// get 405. Access control applies to it as to calls.
+  bool api_page = true;
+  /// Limits and timeouts.
+  rapidrpc::limits limits;
+  /// How connections and methods are served.
+  serving_mode mode = serving_mode::async_pool;
+  /// Processes for the fork (most at once) and prefork (how many) modes;
+  /// 0 means one per core.
+  unsigned processes = 0;
+  /// prefork: a worker that dies within a second of its start, again and
+  /// again, is replaced ever later, so a crash loop does not eat the
+  /// machine: at once the first time, then after `respawn_backoff` times
+  /// 2^n for the n-th such death in a row (4x, 8x, ...), at most
+  /// `respawn_backoff_max`. start() throws std::invalid_argument for a
+  /// value other than these defaults in another mode.
+  std::chrono::milliseconds respawn_backoff{100};
+  std::chrono::milliseconds respawn_backoff_max{5000};
+  /// async_pool only: run pool methods in `workers` supervised worker
+  /// processes instead of threads. A crash there fails that call with
+  /// fault_code::internal_error and the worker is replaced; a call past its
+  /// timeout gets fault_code::timeout and its worker is killed and replaced.
+  /// start() throws std::invalid_argument for `isolate` in another mode.
+  bool isolate = false;
+  /// With `isolate` (and only with it; start() throws
+  /// std::invalid_argument for one without the other): the command that
+  /// starts one worker process. Its file descriptor 3 is a socket speaking
+  /// the worker protocol (rapidrpc/worker.hpp); rapidrpc::serve_worker()
+  /// implements the worker side. rapidrpcd passes itself with --worker.
+  std::vector<std::string> worker_command;
+  /// With `isolate`: a worker process that has answered this many calls is
+  /// replaced by a new one between calls (it leaves at end of stream), to
+  /// bound what a leaking method can hold; 0: never.
+  std::uint64_t worker_max_requests = 0;
+  /// How long a pool call may run when its method sets no timeout; zero
+  /// means no limit.
+  std::chrono::milliseconds method_timeout{0};
+  /// HTTPS when set (see tls_options); the request timeout also bounds the
+  /// TLS handshake.
+  tls_options tls;
+  /// Relay every request to the program listening on this Unix stream
+  /// socket instead of answering any itself (docs/design.md, "The relay"):
+  /// the server keeps the connections, their framing, limits, TLS and
+  /// access control; the program answers each request as it came (any
+  /// method, any path; `paths`, the API page, JSON-RPC and gzip do not
+  /// apply). One Unix connection per client connection, opened for its
+  /// first request and kept while the program keeps it; a PROXY protocol
+  /// v1 line first, then the requests; the program says its pid first,
+  /// then answers each request in turn. A program that cannot be reached
+  /// is a 503, a connection that ends before a whole response a 502; a
+  /// request past `method_timeout` is answered with fault_code::timeout
+  /// and the process that had it is killed (SIGUSR1, then SIGKILL 0.2 s
+  /// later) unless it is `relay_keep_pid`. Empty: off. Mode async-pool
+  /// only, and not with `isolate`, `zmq`, `worker_listen` or
+  /// `worker_connect`: start() throws std::invalid_argument.
+  std::string relay;
+  /// With `relay`: the process never killed after a timeout (the
+  /// program's own, whose children serve the requests); 0: none.
+  int relay_keep_pid = 0;
+  /// ZeroMQ endpoints to serve JSON-RPC 2.0 on, besides HTTP (docs/zmq.md):
+  /// "tcp://127.0.0.1:5555", "tcp://127.0.0.1:*" (a free port; see
+  /// zmq_endpoints()), "ipc:///run/app.sock". One ROUTER socket bound to
+  /// all of them, on a thread of its own; same registry, same limits (a
+  /// message past max_body_bytes drops its sender's connection). Modes
+  /// async-pool and async only; not with `users` (ZeroMQ carries no
+  /// credentials). start() throws std::invalid_argument for those, and
+  /// std::runtime_error for an address that cannot be bound.
+  std::vector<std::string> zmq;
+  /// Be the front of worker hosts (docs/scale-out.md): bind a ZeroMQ
+  /// endpoint at each of these addresses ("tcp://10.0.0.1:7000",
+  /// "tcp://127.0.0.1:*": see worker_endpoints()) where other servers
+  /// connect with `worker_connect`. Pool calls then go to the least loaded
+  /// of the local workers and the hosts connected, by calls in flight over
+  /// what each runs at once; with this set, `workers` = 0 means no local
+  /// workers at all (not one per core). A host silent for 2 s is dropped:
+  /// the calls it was running fail with fault_code::internal_error, those
+  /// not sent yet wait for another. Mode async-pool only; start() throws
+  /// std::invalid_argument for another, and std::runtime_error for an
+  /// address that cannot be bound.
+  std::vector<std::string> worker_listen;
+  /// Be a worker host: connect to the front at this ZeroMQ address (its
+  /// `worker_listen`), announce `workers` calls at once, and run the pool
+  /// calls it sends with this server's methods and pool (threads, or
+  /// processes with `isolate`), connecting again by itself after a fault.
+  /// The server serves its own listeners as well. Mode async-pool only, and
+  /// not with `worker_listen`; start() throws std::invalid_argument.
+  std::string worker_connect;
+  /// CurveZMQ on the worker-host link: encryption, and authentication of
+  /// worker hosts, for links that leave the machine (docs/scale-out.md).
+  /// Keys are Z85 text, 40 characters, as zmq_curve_keypair() makes them.
+  /// With `secret_key` empty (the default) the link is plain ZeroMQ.
+  struct curve_keys {
+    /// This server's secret key (its public key is derived from it).
+    std::string secret_key;
+    /// A worker host's: the front's public key.
+    std::string front_public_key;
+    /// A front's: the public keys of the hosts allowed to connect; any other
+    /// host is refused at its handshake. At least one.
+    std::vector<std::string> host_public_keys;
+  };
+  /// start() throws std::invalid_argument for a key that is not Z85, for a
+  /// front without host keys or a host without the front's key, and for a
+  /// key where it would be ignored (a front's key on a front, hosts' keys on
+  /// a host, public keys without a secret key).
+  curve_keys worker_curve;
+
+  // ---- access control and logging (docs/access.md) ----
+
+  /// HTTP Basic authentication: user names and their password hashes
+  /// (hash_password(), load_users()). When not empty, a request without
+  /// valid credentials gets 401 with `WWW-Authenticate: Basic
+  /// realm="rapidrpc"` and the connection is closed, decided from its
+  /// header before any of its body is read. start() throws
+  /// std::invalid_argument for a malformed entry.
+  users_table users;
+  /// Peers allowed to connect; when not empty, a request from any other
+  /// address gets 403 and the connection is closed. IPv4-mapped IPv6 peers
+  /// count as their IPv4 address. Over ZeroMQ tcp:// a message from another
+  /// address gets error -32002 (ipc:// peers are local: the socket file's
+  /// permissions decide).
+  std::vector<ip_network> allow;
+  /// Asked before every call, each system.multicall entry too (see
+  /// rapidrpc::authorizer; the peer carries the authenticated user). Empty:
+  /// no check. start() installs it with registry::set_authorizer().
+  authorizer authorize;
+  /// The access log's path ("-": standard output); empty: no log. One line
+  /// per answered request (docs/access.md has the format); start() throws
+  /// std::system_error if it cannot be opened.
+  std::string access_log;
+  /// The access log's lines: access_log_format::text (fields separated by
+  /// spaces) or access_log_format::json (one JSON object a line, for log
+  /// shippers); docs/access.md has both.
+  access_log_format log_format = access_log_format::text;
+
+  // ---- operations (docs/operations.md) ----
+
+  /// The admin listener's address, "HOST:PORT" ("127.0.0.1:9100",
+  /// "[::1]:9100", "localhost:0" for a free port; see admin_endpoints());
+  /// empty: none. It serves GET /metrics (the Prometheus text format),
+  /// /healthz (200 while the process serves) and /readyz (200 while the
+  /// server takes calls; 503 before start() has finished, from stop() on,
+  /// and while no worker process is up), on a thread of its own, never on
+  /// the RPC port, and it answers until wait() returns. start() throws
+  /// std::invalid_argument for an address it cannot read and
+  /// std::system_error for one it cannot bind. Turns `metrics` on.
+  std::string admin;
+  /// Listening TCP sockets to serve the admin listener on instead of
+  /// binding `admin`'s address, as handed over by a parent process (a
+  /// binary upgrade) or a service manager; the caller keeps its own
+  /// descriptors. Turns `metrics` on. start() throws std::invalid_argument
+  /// for a descriptor that is not a listening TCP socket.
+  std::vector<int> admin_listen_fds;
+  /// Count calls, connections, rejections and bytes (docs/operations.md has
+  /// the metrics), for the admin listener or write_metrics(). Each thread
+  /// counts into memory of its own: no lock and no shared cache line per
+  /// call.
+  bool metrics = false;
+};
+
+/// How options_refusal() names an option in its sentence: given the field's
+/// name ("isolate", "worker_curve.secret_key"), the name its reader knows.
+/// Empty: the field's name. rapidrpcd passes its flags' names ("--isolate",
+/// "--worker-curve-key").
+using option_namer = std::function<std::string(std::string_view field)>;
+
+/// The first combination of `options` that server::start() would not
+/// honour, as one sentence naming the options with `name`, or std::nullopt
+/// if there is none. start() throws it as std::invalid_argument, with the
+/// fields' names, before it sets anything up; rapidrpcd says it and exits
+/// with status 2. It checks the groups in turn, each its own combinations:
+/// workers (isolate, worker_command, worker_max_requests, the respawn
+/// back-off), the relay, worker hosts (worker_listen, worker_connect,
+/// worker_curve: the keys are Z85), ZeroMQ endpoints and the admin address
+/// (HOST:PORT). It reads only `options`: whether a handed-over descriptor is
+/// a listening socket, or a file can be read, start() finds out.
+std::optional<std::string> options_refusal(const server_options& options,
+                                           const option_namer& name = {});
+
+}  // namespace rapidrpc
