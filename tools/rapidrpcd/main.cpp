@@ -22,6 +22,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -89,12 +90,9 @@ std::string serving_shape(const rapidrpc::server_options& options) {
   }
 }
 
-// Serves until SIGINT or SIGTERM, or until SIGUSR2's successor serves
-// (upgrade.hpp); SIGHUP reads the config file again and re-opens the access
-// log. `argv` is read again on SIGHUP.
-int serve(rapidrpcd::settings& settings, int argc, char** argv) {
-  const auto& options = settings.server;
-
+// The process's own set-up before a server starts: the heap's thresholds,
+// the signals taken by sigwait() (returned), the ignored ones.
+sigset_t set_up_process() {
   // Large buffers (bodies, replies, inflated gzip, the values of a large
   // call) come from the heap, not from mappings of their own, and freeing
   // them gives nothing back at once: back-to-back large requests reuse the
@@ -112,7 +110,7 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   mallopt(M_ARENA_MAX, 1);
 
   // Stop signals (and SIGHUP, which reloads) are taken by
-  // sigwait() below; every thread the server starts inherits this mask, so
+  // sigwait(); every thread the server starts inherits this mask, so
   // none of them is interrupted by one.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -121,49 +119,34 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   sigaddset(&stop_signals, SIGHUP);
   sigaddset(&stop_signals, SIGUSR2);  // a binary upgrade (upgrade.hpp)
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  // The executable's path now: a binary upgrade starts whatever is
-  // installed there then (the running one's file may be gone by then).
-  std::string executable;
-  try {
-    executable = rapidrpcd::self_executable();
-  } catch (const std::exception&) {
-  }
   std::signal(SIGPIPE, SIG_IGN);
   // A write past a file-size limit (ulimit -f, systemd's LimitFSIZE=) fails
   // with EFBIG, which the access log reports and counts, rather than
   // killing the daemon.
   std::signal(SIGXFSZ, SIG_IGN);
+  return stop_signals;
+}
 
-  // Relaying to the program that started it (--relay-keep-pid names its
-  // parent), rapidrpcd ends with that program: SIGTERM, taken below.
-  if (!options.relay.empty() && options.relay_keep_pid != 0 &&
-      options.relay_keep_pid == ::getppid()) {
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != options.relay_keep_pid) return 1;
-  }
-
-  rapidrpc::server server(options);
+// The methods: the demo service's, or --python's. False (said why) if the
+// Python module cannot be served.
+bool add_methods(rapidrpc::server& server, const rapidrpcd::settings& settings) {
   if (!settings.python.on()) {
     rapidrpc::demo::add_methods(server.methods());
     if (settings.test_methods) rapidrpc::demo::add_test_methods(server.methods());
-  } else {
-    try {
-      rapidrpcd::add_python_methods(server.methods(), settings.python);
-    } catch (const std::exception& e) {
-      std::cerr << "rapidrpcd: cannot serve --python " << settings.python.module << ": " << e.what()
-                << '\n';
-      return 1;
-    }
+    return true;
   }
   try {
-    server.start();
+    rapidrpcd::add_python_methods(server.methods(), settings.python);
+    return true;
   } catch (const std::exception& e) {
-    std::cerr << "rapidrpcd: " << e.what() << '\n';
-    return 1;
+    std::cerr << "rapidrpcd: cannot serve --python " << settings.python.module << ": " << e.what()
+              << '\n';
+    return false;
   }
-  // The server serves its own duplicates; worker processes get none.
-  for (int fd : options.listen_fds) ::close(fd);
-  for (int fd : options.admin_listen_fds) ::close(fd);
+}
+
+// The start-up lines, and the service manager told it serves.
+void say_serving(const rapidrpc::server& server, const rapidrpc::server_options& options) {
   for (const auto& z : server.zmq_endpoints())
     std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
   for (const auto& w : server.worker_endpoints())
@@ -188,8 +171,69 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   sd_notifyf(0, "READY=1\nSTATUS=listening on %s", join(server.endpoints()).c_str());
   // Started by a binary upgrade: the predecessor may now drain.
   rapidrpcd::successor_serves();
+}
 
-  auto reload = [&] {
+// --drain-delay: serves as before, with /readyz saying 503, so that a load
+// balancer stops sending calls here before connections close
+// (operations.md, "Behind a load balancer"). SIGHUP still reloads; another
+// stop signal changes nothing.
+void announce_stop(rapidrpc::server& server, const rapidrpcd::settings& settings, int sig,
+                   const sigset_t& stop_signals, const std::function<void()>& reload) {
+  server.announce_stop();
+  sd_notify(0, "STOPPING=1\nSTATUS=announcing the stop on /readyz");
+  std::fprintf(stderr,
+               "rapidrpcd: %s received, serving %.3g s more with /readyz answering 503, then "
+               "finishing calls in flight (up to %.0f s)\n",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_delay, settings.drain_timeout);
+  const auto until =
+      std::chrono::steady_clock::now() +
+      std::chrono::microseconds(static_cast<std::int64_t>(settings.drain_delay * 1e6));
+  for (auto now = std::chrono::steady_clock::now(); now < until;
+       now = std::chrono::steady_clock::now()) {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count();
+    const timespec wait{static_cast<time_t>(left / 1000000000),
+                        static_cast<long>(left % 1000000000)};
+    if (::sigtimedwait(&stop_signals, nullptr, &wait) == SIGHUP) reload();
+  }
+  sd_notify(0, "STATUS=finishing calls in flight");
+}
+
+// Serves until SIGINT or SIGTERM, or until SIGUSR2's successor serves
+// (upgrade.hpp); SIGHUP reads the config file again and re-opens the access
+// log. `argv` is read again on SIGHUP.
+int serve(rapidrpcd::settings& settings, int argc, char** argv) {
+  const auto& options = settings.server;
+  const sigset_t stop_signals = set_up_process();
+  // The executable's path now: a binary upgrade starts whatever is
+  // installed there then (the running one's file may be gone by then).
+  std::string executable;
+  try {
+    executable = rapidrpcd::self_executable();
+  } catch (const std::exception&) {
+  }
+
+  // Relaying to the program that started it (--relay-keep-pid names its
+  // parent), rapidrpcd ends with that program: SIGTERM, taken below.
+  if (!options.relay.empty() && options.relay_keep_pid != 0 &&
+      options.relay_keep_pid == ::getppid()) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != options.relay_keep_pid) return 1;
+  }
+
+  rapidrpc::server server(options);
+  if (!add_methods(server, settings)) return 1;
+  try {
+    server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "rapidrpcd: " << e.what() << '\n';
+    return 1;
+  }
+  // The server serves its own duplicates; worker processes get none.
+  for (int fd : options.listen_fds) ::close(fd);
+  for (int fd : options.admin_listen_fds) ::close(fd);
+  say_serving(server, options);
+
+  const std::function<void()> reload = [&] {
     timespec now{};
     ::clock_gettime(CLOCK_MONOTONIC, &now);
     sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
@@ -225,28 +269,7 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
                  "rapidrpcd: process %d serves now; finishing calls in flight (up to %.0f s)\n",
                  static_cast<int>(successor), settings.drain_timeout);
   } else if (settings.drain_delay > 0) {
-    // --drain-delay: serve as before, with /readyz saying 503, so that a
-    // load balancer stops sending calls here before connections close
-    // (operations.md, "Behind a load balancer"). SIGHUP still reloads;
-    // another stop signal changes nothing.
-    server.announce_stop();
-    sd_notify(0, "STOPPING=1\nSTATUS=announcing the stop on /readyz");
-    std::fprintf(stderr,
-                 "rapidrpcd: %s received, serving %.3g s more with /readyz answering 503, then "
-                 "finishing calls in flight (up to %.0f s)\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM", settings.drain_delay,
-                 settings.drain_timeout);
-    const auto until =
-        std::chrono::steady_clock::now() +
-        std::chrono::microseconds(static_cast<std::int64_t>(settings.drain_delay * 1e6));
-    for (auto now = std::chrono::steady_clock::now(); now < until;
-         now = std::chrono::steady_clock::now()) {
-      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count();
-      const timespec wait{static_cast<time_t>(left / 1000000000),
-                          static_cast<long>(left % 1000000000)};
-      if (::sigtimedwait(&stop_signals, nullptr, &wait) == SIGHUP) reload();
-    }
-    sd_notify(0, "STATUS=finishing calls in flight");
+    announce_stop(server, settings, sig, stop_signals, reload);
   } else {
     sd_notify(0, "STOPPING=1\nSTATUS=finishing calls in flight");
     std::fprintf(stderr, "rapidrpcd: %s received, finishing calls in flight (up to %.0f s)\n",

@@ -42,6 +42,79 @@ std::vector<std::string> without_listen_fds(const std::vector<std::string>& argv
   return out;
 }
 
+// The successor's environment: this one's, with the handed sockets
+// (LISTEN_FDS, LISTEN_FDNAMES: the first `rpc` ones "rpc", the rest
+// "admin"), the ready pipe's descriptor, and LISTEN_PID last, left for the
+// child to write its pid into.
+std::vector<std::string> successor_environment(std::size_t rpc, std::size_t count,
+                                               int ready_target) {
+  std::vector<std::string> env_text;
+  std::size_t env_count = 0;
+  while (environ[env_count] != nullptr) ++env_count;
+  env_text.reserve(env_count + 4);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (starts_with(*e, "LISTEN_PID=") || starts_with(*e, "LISTEN_FDS=") ||
+        starts_with(*e, "LISTEN_FDNAMES=") || starts_with(*e, "RAPIDRPCD_UPGRADE_FD="))
+      continue;
+    env_text.emplace_back(*e);
+  }
+  std::string names;
+  for (std::size_t i = 0; i < count; ++i)
+    names += std::string(i == 0 ? "" : ":") + (i < rpc ? "rpc" : "admin");
+  env_text.push_back("LISTEN_FDS=" + std::to_string(count));
+  env_text.push_back("LISTEN_FDNAMES=" + names);
+  env_text.push_back(std::string(ready_variable) + "=" + std::to_string(ready_target));
+  env_text.push_back("LISTEN_PID=" + std::string(20, '\0'));  // the child writes its pid
+  return env_text;
+}
+
+// Waits for the successor `pid` to say it serves on `ready_fd` (closed
+// here): its pid if it does; -1 if it ends first or does not within
+// `timeout`, then reaped (killed if it lingers), saying why.
+pid_t await_successor(pid_t pid, int ready_fd, const std::string& exe,
+                      std::chrono::seconds timeout) {
+  // It serves once it writes a byte; its end of the pipe closing first
+  // means it ended (a bad binary, a config it refused).
+  pollfd p{ready_fd, POLLIN, 0};
+  int polled;
+  do {
+    polled = ::poll(&p, 1, static_cast<int>(timeout.count() * 1000));
+  } while (polled < 0 && errno == EINTR);
+  char byte = 0;
+  const bool served = polled > 0 && ::read(ready_fd, &byte, 1) == 1;
+  ::close(ready_fd);
+  if (served) return pid;
+  if (polled == 0) {
+    std::fprintf(stderr,
+                 "rapidrpcd: upgrade: process %d did not serve within %lld s; stopping it\n",
+                 static_cast<int>(pid), static_cast<long long>(timeout.count()));
+    ::kill(pid, SIGTERM);
+  }
+  // It is given a few seconds to end (of SIGTERM, or of its own accord once
+  // its end of the pipe closed), then killed: this thread takes the stop
+  // signals, so waiting on a process that ignores SIGTERM, or that closed
+  // the pipe and lives on, would leave this one unable to stop or upgrade.
+  int status = 0;
+  const auto kill_at = std::chrono::steady_clock::now() + end_grace;
+  pid_t reaped = 0;
+  while ((reaped = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < kill_at)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (reaped == 0) {
+    std::fprintf(stderr, "rapidrpcd: upgrade: process %d did not end within %lld s; killing it\n",
+                 static_cast<int>(pid), static_cast<long long>(end_grace.count()));
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  if (WIFEXITED(status))
+    std::fprintf(stderr, "rapidrpcd: upgrade: process %d (%s) exited with status %d\n",
+                 static_cast<int>(pid), exe.c_str(), WEXITSTATUS(status));
+  else if (WIFSIGNALED(status))
+    std::fprintf(stderr, "rapidrpcd: upgrade: process %d (%s) ended by signal %d\n",
+                 static_cast<int>(pid), exe.c_str(), WTERMSIG(status));
+  return -1;
+}
+
 }  // namespace
 
 pid_t start_successor(const std::string& exe, const std::vector<std::string>& argv,
@@ -80,23 +153,8 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
 
   // Everything the child needs is made here: after fork() it may only make
   // async-signal-safe calls.
-  std::vector<std::string> env_text;
-  std::size_t env_count = 0;
-  while (environ[env_count] != nullptr) ++env_count;
-  env_text.reserve(env_count + 4);
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (starts_with(*e, "LISTEN_PID=") || starts_with(*e, "LISTEN_FDS=") ||
-        starts_with(*e, "LISTEN_FDNAMES=") || starts_with(*e, "RAPIDRPCD_UPGRADE_FD="))
-      continue;
-    env_text.emplace_back(*e);
-  }
-  std::string names;
-  for (std::size_t i = 0; i < fds.size(); ++i)
-    names += std::string(i == 0 ? "" : ":") + (i < rpc_fds.size() ? "rpc" : "admin");
-  env_text.push_back("LISTEN_FDS=" + std::to_string(count));
-  env_text.push_back("LISTEN_FDNAMES=" + names);
-  env_text.push_back(std::string(ready_variable) + "=" + std::to_string(ready_target));
-  env_text.push_back("LISTEN_PID=" + std::string(20, '\0'));  // the child writes its pid
+  std::vector<std::string> env_text =
+      successor_environment(rpc_fds.size(), fds.size(), ready_target);
   std::vector<char*> envp;
   envp.reserve(env_text.size() + 1);
   for (auto& e : env_text) envp.push_back(e.data());
@@ -131,46 +189,7 @@ pid_t start_successor(const std::string& exe, const std::vector<std::string>& ar
     return -1;
   }
 
-  // It serves once it writes a byte; its end of the pipe closing first
-  // means it ended (a bad binary, a config it refused).
-  pollfd p{ready[0], POLLIN, 0};
-  int polled;
-  do {
-    polled = ::poll(&p, 1, static_cast<int>(timeout.count() * 1000));
-  } while (polled < 0 && errno == EINTR);
-  char byte = 0;
-  const bool served = polled > 0 && ::read(ready[0], &byte, 1) == 1;
-  ::close(ready[0]);
-  if (served) return pid;
-  if (polled == 0) {
-    std::fprintf(stderr,
-                 "rapidrpcd: upgrade: process %d did not serve within %lld s; stopping it\n",
-                 static_cast<int>(pid), static_cast<long long>(timeout.count()));
-    ::kill(pid, SIGTERM);
-  }
-  // It is given a few seconds to end (of SIGTERM, or of its own accord once
-  // its end of the pipe closed), then killed: this thread takes the stop
-  // signals, so waiting on a process that ignores SIGTERM, or that closed
-  // the pipe and lives on, would leave this one unable to stop or upgrade.
-  int status = 0;
-  const auto kill_at = std::chrono::steady_clock::now() + end_grace;
-  pid_t reaped = 0;
-  while ((reaped = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() < kill_at)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (reaped == 0) {
-    std::fprintf(stderr, "rapidrpcd: upgrade: process %d did not end within %lld s; killing it\n",
-                 static_cast<int>(pid), static_cast<long long>(end_grace.count()));
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  }
-  if (WIFEXITED(status))
-    std::fprintf(stderr, "rapidrpcd: upgrade: process %d (%s) exited with status %d\n",
-                 static_cast<int>(pid), exe.c_str(), WEXITSTATUS(status));
-  else if (WIFSIGNALED(status))
-    std::fprintf(stderr, "rapidrpcd: upgrade: process %d (%s) ended by signal %d\n",
-                 static_cast<int>(pid), exe.c_str(), WTERMSIG(status));
-  return -1;
+  return await_successor(pid, ready[0], exe, timeout);
 }
 
 namespace {
