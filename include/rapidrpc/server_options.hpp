@@ -18,6 +18,17 @@
 
 namespace rapidrpc {
 
+/// How much a line the server logs matters: syslog's levels (journald
+/// reads them as "<3>", "<4>" and "<5>" before a line).
+enum class log_level : std::uint8_t {
+  error = 3,    ///< something failed: a worker died, a log cannot be written
+  warning = 4,  ///< something was cut short or refused: a drain deadline, a handshake
+  notice = 5,   ///< a normal but significant event: a worker host came or left
+};
+
+/// Where a server's own lines go (see server_options::log).
+using log_sink = std::function<void(log_level level, std::string_view text)>;
+
 /// How a server is set up. Every field has a working default.
 struct server_options {
   /// Host name or address to listen on; a name is resolved and the server
@@ -212,7 +223,22 @@ struct server_options {
   /// counts into memory of its own: no lock and no shared cache line per
   /// call.
   bool metrics = false;
+
+  /// Where the server's own lines go (not the access log's): a worker
+  /// process replaced, a worker host come or gone, a drain deadline
+  /// reached, an access log that cannot be written. `text` is one line,
+  /// with no newline and no "rapidrpc: " before it. Called on the thread
+  /// that saw the event (a loop, a worker pool's, the ZeroMQ endpoint's),
+  /// from several at once (so it must be thread-safe), and in fork and
+  /// prefork also in the supervisor process. Empty: each line goes to
+  /// standard error as "rapidrpc: TEXT".
+  log_sink log;
 };
+
+/// What a count of 0 means in the options (`threads`, `workers`,
+/// `processes`): one per core. `n` itself when it is not 0; otherwise the
+/// number of cores (std::thread::hardware_concurrency(), at least 1).
+unsigned count_or_cores(unsigned n) noexcept;
 
 /// How options_refusal() names an option in its sentence: given the field's
 /// name ("isolate", "worker_curve.secret_key"), the name its reader knows.

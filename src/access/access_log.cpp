@@ -171,8 +171,11 @@ void format_access_json(std::string& out, const access_record& r) {
 
 // ---- access_log -----------------------------------------------------------------
 
-access_log::access_log(std::string path, bool writer_thread, access_log_format format)
-    : path_(std::move(path)), format_(format), owner_(writer_thread ? ::getpid() : 0) {
+access_log::access_log(std::string path, bool writer_thread, access_log_format format, logger lines)
+    : path_(std::move(path)),
+      lines_(std::move(lines)),
+      format_(format),
+      owner_(writer_thread ? ::getpid() : 0) {
   fd_ = open_file();
   if (fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
@@ -373,10 +376,10 @@ void access_log::failed(int error, std::uint64_t lines) {
   // Once until a write works again. On the writer thread (or a child of the
   // process modes, serving its one connection): no loop waits for this.
   if (!shared_->failing.exchange(true, std::memory_order_relaxed))
-    std::fprintf(stderr,
-                 "rapidrpc: cannot write access log %s: %s; lines are dropped until it can be "
-                 "written again, then a line in it says how many\n",
-                 path_.c_str(), std::generic_category().message(error).c_str());
+    lines_.say(log_level::error,
+               "cannot write access log %s: %s; lines are dropped until it can be "
+               "written again, then a line in it says how many",
+               path_.c_str(), std::generic_category().message(error).c_str());
 }
 
 void access_log::run() {
@@ -410,8 +413,8 @@ void access_log::run() {
         fd_ = fd;
         seen_generation_ = shared_->generation.load(std::memory_order_relaxed);
       } else {
-        std::fprintf(stderr, "rapidrpc: cannot reopen access log %s; still writing the old file\n",
-                     path_.c_str());
+        lines_.say(log_level::error, "cannot reopen access log %s; still writing the old file",
+                   path_.c_str());
       }
     }
     for (auto& b : batch) {

@@ -16,6 +16,8 @@
 // line stays whole (see write_all()).
 #pragma once
 
+#include "log/log.hpp"
+
 #include <rapidrpc/access.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -93,8 +95,9 @@ class access_log {
   /// std::system_error if it cannot. Without `writer_thread` every submit()
   /// writes at once, in the calling process (the process modes, where the
   /// children write and a thread in the parent would only be forked with).
+  /// What cannot be written is said to `lines`.
   explicit access_log(std::string path, bool writer_thread = true,
-                      access_log_format format = access_log_format::text);
+                      access_log_format format = access_log_format::text, logger lines = {});
   /// Writes what is queued, then stops the writer.
   ~access_log();
   access_log(const access_log&) = delete;
@@ -118,7 +121,7 @@ class access_log {
     std::atomic<std::uint32_t> generation{0};  // reopen() count
     std::atomic<std::uint64_t> lost{0};        // lines lost to failed writes, not yet told
     std::atomic<int> lost_error{0};            // the errno that lost them
-    std::atomic<bool> failing{false};          // reported on stderr; no write has worked since
+    std::atomic<bool> failing{false};          // said once (logger); no write has worked since
     std::atomic<bool> mid_line{false};         // a child's write was cut: the file ends mid-line
   };
   struct put_result {
@@ -142,6 +145,7 @@ class access_log {
   void reopen_in_child();
 
   std::string path_;
+  logger lines_;
   access_log_format format_;
   int fd_ = -1;
   pid_t owner_;                        // the process whose thread writes (0: none)

@@ -217,8 +217,8 @@ void loop::arm_drain_deadline() {
     // client sees only its connection close).
     std::vector<connection*> left(connections_.begin(), connections_.end());
     if (!left.empty())
-      std::fprintf(stderr, "rapidrpc: drain deadline reached; closing %zu connection(s)\n",
-                   left.size());
+      shared_.lines.say(log_level::warning, "drain deadline reached; closing %zu connection(s)",
+                        left.size());
     for (connection* c : left) c->close();
     io_.stop();
   });

@@ -4,6 +4,7 @@
 
 #include <rapidrpc/jsonrpc.hpp>
 #include "access/access_log.hpp"
+#include "log/log.hpp"
 #include "memory/heap.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
@@ -69,6 +70,8 @@ struct shared_state {
   // child process of fork or prefork is told its slot's shard here.
   metrics::store* metrics = nullptr;
   std::size_t child_shard = 0;
+
+  logger lines;  ///< the server's own lines (server_options::log)
 };
 
 /// One event loop. Everything in it is touched only by its own thread, except

@@ -6,10 +6,12 @@
 
 #include <zmq.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace rapidrpc {
 
@@ -34,6 +36,10 @@ std::optional<serving_mode> parse_mode(std::string_view name) noexcept {
                  serving_mode::fork, serving_mode::prefork})
     if (mode_name(m) == name) return m;
   return std::nullopt;
+}
+
+unsigned count_or_cores(unsigned n) noexcept {
+  return n != 0 ? n : std::max(1u, std::thread::hardware_concurrency());
 }
 
 namespace {

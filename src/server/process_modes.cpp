@@ -190,8 +190,8 @@ void process_supervisor::join() {
   if (pid_ != pid) return;  // another thread reaped it
   pid_ = -1;
   if (r == pid && WIFSIGNALED(status))
-    std::fprintf(stderr, "rapidrpc: the process supervisor %d died from signal %d\n", pid,
-                 WTERMSIG(status));
+    shared_.lines.say(log_level::error, "the process supervisor %d died from signal %d", pid,
+                      WTERMSIG(status));
 }
 
 // The supervisor process: it waits for start(), supervises, drains, and
@@ -342,14 +342,15 @@ void process_supervisor::supervise_prefork() {
         // The delay is said, so a crash loop shows in the log as one.
         if (WIFSIGNALED(status)) {
           if (delay.count() == 0)
-            std::fprintf(stderr, "rapidrpc: prefork worker %d died from signal %d; replacing it\n",
-                         pid, WTERMSIG(status));
+            shared_.lines.say(log_level::error,
+                              "prefork worker %d died from signal %d; replacing it", pid,
+                              WTERMSIG(status));
           else
-            std::fprintf(stderr,
-                         "rapidrpc: prefork worker %d died from signal %d; replacing it in %g s "
-                         "(%u quick deaths in a row)\n",
-                         pid, WTERMSIG(status), static_cast<double>(delay.count()) / 1000.0,
-                         s.quick_deaths);
+            shared_.lines.say(log_level::error,
+                              "prefork worker %d died from signal %d; replacing it in %g s "
+                              "(%u quick deaths in a row)",
+                              pid, WTERMSIG(status), static_cast<double>(delay.count()) / 1000.0,
+                              s.quick_deaths);
         }
       }
     }
@@ -390,9 +391,9 @@ void process_supervisor::drain_children() {
     ::usleep(10'000);
   }
   if (!children_.empty())
-    std::fprintf(stderr,
-                 "rapidrpc: drain deadline reached; killing %zu process(es) still serving\n",
-                 children_.size());
+    shared_.lines.say(log_level::warning,
+                      "drain deadline reached; killing %zu process(es) still serving",
+                      children_.size());
   for (int pid : children_) ::kill(pid, SIGKILL);
   for (int pid : children_) ::waitpid(pid, nullptr, 0);
   children_.clear();

@@ -221,9 +221,9 @@ void relay_channel::on_read(const boost::system::error_code& ec, std::size_t n) 
         drop_connection();
         return finish(&reader_.current(), relay_failure::none);
       }
-      std::fprintf(stderr,
-                   "rapidrpc: relay: process %d ended its connection before a whole response\n",
-                   static_cast<int>(pid_));
+      target_.lines.say(log_level::warning,
+                        "relay: process %d ended its connection before a whole response",
+                        static_cast<int>(pid_));
       drop_connection();
       return finish(nullptr, relay_failure::broken);
     }
@@ -258,7 +258,7 @@ void relay_channel::take_input() {
       }
     }
     if (!pid_read_) {
-      std::fprintf(stderr, "rapidrpc: relay: the program did not announce its pid\n");
+      target_.lines.say(log_level::error, "relay: the program did not announce its pid");
       drop_connection();
       if (sink_) finish(nullptr, relay_failure::broken);
       return;
@@ -281,8 +281,8 @@ void relay_channel::take_input() {
     return;
   }
   if (result == http::response_reader::result::error) {
-    std::fprintf(stderr, "rapidrpc: relay: process %d sent a response that cannot be read\n",
-                 static_cast<int>(pid_));
+    target_.lines.say(log_level::error, "relay: process %d sent a response that cannot be read",
+                      static_cast<int>(pid_));
     drop_connection();
     return finish(nullptr, relay_failure::broken);
   }
@@ -301,16 +301,17 @@ void relay_channel::on_timeout() {
   if (pid > 0 && pid != target_.keep_pid && pid != ::getpid()) {
     // As the worker pool does: SIGUSR1 first (a Python process prints its
     // stack), SIGKILL 0.2 s later unless it is gone by then.
-    std::fprintf(stderr, "rapidrpc: relay: process %d ran past the request's timeout; killing it\n",
-                 static_cast<int>(pid));
+    target_.lines.say(log_level::warning,
+                      "relay: process %d ran past the request's timeout; killing it",
+                      static_cast<int>(pid));
     ::kill(pid, SIGUSR1);
     auto grace = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(200));
     grace->async_wait([grace, pid](const boost::system::error_code&) { ::kill(pid, SIGKILL); });
   } else {
-    std::fprintf(stderr,
-                 "rapidrpc: relay: process %d ran past the request's timeout; its connection is "
-                 "closed\n",
-                 static_cast<int>(pid));
+    target_.lines.say(log_level::warning,
+                      "relay: process %d ran past the request's timeout; its connection is "
+                      "closed",
+                      static_cast<int>(pid));
   }
   finish(nullptr, relay_failure::timed_out);
 }

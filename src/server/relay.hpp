@@ -10,6 +10,7 @@
 
 #include "http/request_parser.hpp"
 #include "http/response_reader.hpp"
+#include "log/log.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -32,6 +33,7 @@ struct relay_target {
   pid_t keep_pid = 0;
   /// How long a relayed request may take once written (0: no limit).
   std::chrono::milliseconds timeout{0};
+  logger lines;  ///< where the relay says what went wrong
 };
 
 /// How a relayed request ended when it brought no response.

@@ -10,12 +10,11 @@
 #include "server/listen.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
+#include "server/runners.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 #include "service/service.hpp"
-#include "worker/remote_pool.hpp"
 #include "worker/worker_link.hpp"
-#include "worker/worker_pool.hpp"
 #include "zmq/router.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -39,29 +38,6 @@ namespace rapidrpc {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-namespace detail {
-namespace {
-
-// The threads that run pool methods (async-pool without --isolate), as a
-// service: they run the calls of the loops and endpoints started after
-// them, so stopping changes nothing, and join() lets the calls running end.
-class thread_pool_service final : public service {
- public:
-  explicit thread_pool_service(net::thread_pool& pool) : pool_(pool) {}
-  void start() override {}  // its threads run from its construction
-  void stop(std::chrono::milliseconds /*drain*/) override {}
-  void join() override {
-    pool_.stop();
-    pool_.join();
-  }
-
- private:
-  net::thread_pool& pool_;
-};
-
-}  // namespace
-}  // namespace detail
-
 struct server::impl {
   server_options options;
   rapidrpc::registry methods;
@@ -70,15 +46,11 @@ struct server::impl {
   std::unique_ptr<detail::tls::context> tls;  // HTTPS; outlives the loops' connections
   std::unique_ptr<detail::access_policy> access;
   std::unique_ptr<detail::access_log> log;
-  std::unique_ptr<net::thread_pool> pool;
-  std::unique_ptr<detail::thread_pool_service> pool_service;
+  detail::pool_runners runners;  // where pool calls run (runners.hpp)
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
-  std::unique_ptr<detail::pool_runner> runner;             // watchdog or worker processes
-  std::unique_ptr<detail::zmq_router> zmq;                 // after runner and pool: they post to it
+  std::unique_ptr<detail::zmq_router> zmq;                 // after the runners: they post to it
   std::unique_ptr<detail::worker_link> link;               // likewise (worker_connect)
-  detail::remote_pool* remote = nullptr;                   // the runner, with worker_listen
-  std::vector<std::string> worker_bound;
   std::vector<tcp::endpoint> bound;
   std::vector<std::string> zmq_bound;
   // Metrics and the admin listener (server_options::metrics, admin). The
@@ -123,13 +95,9 @@ struct server::impl {
     zmq.reset();
     zmq_bound.clear();
     link.reset();
-    remote = nullptr;
-    worker_bound.clear();
     loops.clear();
-    pool_service.reset();
-    pool.reset();
     supervisor.reset();
-    runner.reset();
+    runners.reset();
     shared.log = nullptr;
     log.reset();
     shared.metrics = nullptr;
@@ -141,12 +109,10 @@ struct server::impl {
   // Once the services are joined: each part is destroyed before what it
   // refers to.
   void destroy_all() {
-    runner.reset();  // before the loops: its completions post to their io_contexts
-    loops.clear();   // destroys connections whose last handlers were never run
+    runners.reset();  // first: the runner's completions post to the loops' io_contexts
+    loops.clear();    // destroys connections whose last handlers were never run
     zmq.reset();
     link.reset();
-    pool_service.reset();
-    pool.reset();
     supervisor.reset();
     admin.reset();
   }
@@ -168,11 +134,7 @@ struct server::impl {
   // drains), then what runs pool calls, then what takes requests.
   void list_services() {
     if (admin) services.add(*admin);
-    if (pool) {
-      pool_service = std::make_unique<detail::thread_pool_service>(*pool);
-      services.add(*pool_service);
-    }
-    if (remote) services.add(*remote);
+    runners.add_services(services);
     if (supervisor) services.add(*supervisor);
     for (auto& l : loops) services.add(*l);
     if (zmq) services.add(*zmq);
@@ -193,18 +155,10 @@ server::~server() {
 
 registry& server::methods() noexcept { return impl_->methods; }
 
-namespace {
-
-unsigned or_cores(unsigned n) {
-  if (n != 0) return n;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-}  // namespace
-
 // The shared state every loop reads, and what it points to, from the
 // options. TLS files first: a bad one fails start() before anything is bound.
 void server::impl::configure() {
+  shared.lines = detail::logger(options.log);
   if (options.tls.enabled()) {
     tls = std::make_unique<detail::tls::context>(options.tls);
     shared.tls = tls.get();
@@ -216,8 +170,8 @@ void server::impl::configure() {
   if (options.jsonrpc) shared.json_paths = options.jsonrpc_paths;
   shared.server_name = options.server_name;
   shared.gzip_min_bytes = options.gzip_min_bytes;
-  shared.relay = {options.relay, static_cast<pid_t>(options.relay_keep_pid),
-                  options.method_timeout};
+  shared.relay = {options.relay, static_cast<pid_t>(options.relay_keep_pid), options.method_timeout,
+                  shared.lines};
   if (options.api_page && options.relay.empty())
     shared.page = detail::make_api_page(
         methods, {options.server_name, options.jsonrpc, options.gzip_min_bytes});
@@ -233,17 +187,18 @@ void server::impl::configure() {
     // parent writes none: it gets no writer thread, so the children are
     // forked from a process with as few threads as can be.
     log = std::make_unique<detail::access_log>(options.access_log, !process_mode(),
-                                               options.log_format);
+                                               options.log_format, shared.lines);
     shared.log = log.get();
   }
 }
 
 // The mode decides who accepts and where methods run (docs/design.md):
 // the loops (one unless async-pool), the metrics store with a shard for
-// each writer, and the supervisor or the runner of pool calls.
+// each writer, the supervisor of the process modes, and where pool calls
+// run (runners.hpp).
 void server::impl::make_runners() {
   const auto mode = options.mode;
-  const unsigned threads = mode == serving_mode::async_pool ? or_cores(options.threads) : 1;
+  const unsigned threads = mode == serving_mode::async_pool ? count_or_cores(options.threads) : 1;
   if (mode == serving_mode::sequential) {
     shared.max_open_per_loop = 1;
     shared.close_after_response = true;
@@ -251,50 +206,20 @@ void server::impl::make_runners() {
   if (options.metrics || admin_on()) {
     // Shard 0 is the ZeroMQ endpoint's; then one per loop, or one per
     // process slot of fork and prefork. The registry is read-only from here.
-    const std::size_t writers = process_mode() ? or_cores(options.processes) : threads;
+    const std::size_t writers = process_mode() ? count_or_cores(options.processes) : threads;
     metrics = std::make_unique<detail::metrics::store>(methods.names(), 1 + writers);
     shared.metrics = metrics.get();
     shared.pool.stats = &metrics->pool();
   }
+  runners = detail::make_pool_runners(options, shared);
   if (process_mode()) {
     shared.process_mode = true;
     // An idle keep-alive client must not hold a whole process for long.
     shared.limits.idle_timeout = std::min(shared.limits.idle_timeout, std::chrono::seconds(2));
-    runner = std::make_unique<detail::watchdog::runner>();
-    shared.pool.runner = runner.get();
     supervisor = std::make_unique<detail::process_supervisor>(
-        shared, mode, or_cores(options.processes), options.respawn_backoff,
+        shared, mode, count_or_cores(options.processes), options.respawn_backoff,
         options.respawn_backoff_max);
     return;
-  }
-  if (mode == serving_mode::async_pool && !options.worker_listen.empty()) {
-    // The front of worker hosts; its own workers, if any, are one more
-    // place for calls to go.
-    detail::remote_pool::settings r;
-    r.local_capacity = options.workers;
-    r.stats = shared.pool.stats;
-    r.curve_secret_key = options.worker_curve.secret_key;
-    r.curve_host_keys = options.worker_curve.host_public_keys;
-    if (options.workers != 0 && options.isolate) {
-      r.local_runner = [&o = options](detail::metrics::pool_stats* stats) {
-        return make_worker_pool(o.worker_command, o.workers, o.worker_max_requests, stats);
-      };
-    } else if (options.workers != 0) {
-      pool = std::make_unique<net::thread_pool>(options.workers);
-      r.local_threads = pool->get_executor();
-    }
-    auto front = detail::make_remote_pool(std::move(r));
-    for (const auto& address : options.worker_listen) worker_bound.push_back(front->bind(address));
-    remote = front.get();
-    runner = std::move(front);
-    shared.pool.runner = runner.get();
-  } else if (mode == serving_mode::async_pool && options.isolate) {
-    runner = make_worker_pool(options.worker_command, options.workers, options.worker_max_requests,
-                              shared.pool.stats);
-    shared.pool.runner = runner.get();
-  } else if (mode == serving_mode::async_pool) {
-    pool = std::make_unique<net::thread_pool>(or_cores(options.workers));
-    shared.pool.executor = pool->get_executor();
   }
   for (unsigned i = 0; i < threads; ++i)
     loops.push_back(std::make_unique<detail::loop>(shared, 1 + i));
@@ -340,6 +265,7 @@ void server::impl::make_zmq() {
   z.log = log.get();
   z.metrics = metrics.get();
   z.metrics_shard = 0;
+  z.lines = shared.lines;
   zmq = std::make_unique<detail::zmq_router>(z);
   for (const auto& address : options.zmq) zmq_bound.push_back(zmq->bind(address));
 }
@@ -350,10 +276,11 @@ void server::impl::make_link() {
   w.methods = &methods;
   w.limits = shared.limits;
   w.pool = &shared.pool;
-  w.capacity = or_cores(options.workers);
+  w.capacity = count_or_cores(options.workers);
   w.front = options.worker_connect;
   w.curve_secret_key = options.worker_curve.secret_key;
   w.curve_front_key = options.worker_curve.front_public_key;
+  w.lines = shared.lines;
   link = std::make_unique<detail::worker_link>(w);
 }
 
@@ -406,7 +333,7 @@ std::uint16_t server::port() const {
 
 std::vector<std::string> server::zmq_endpoints() const { return impl_->zmq_bound; }
 
-std::vector<std::string> server::worker_endpoints() const { return impl_->worker_bound; }
+std::vector<std::string> server::worker_endpoints() const { return impl_->runners.front_bound; }
 
 std::vector<std::string> server::endpoints() const { return detail::host_ports(impl_->bound); }
 

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace rapidrpc::detail::remote {
@@ -38,5 +39,28 @@ inline constexpr std::chrono::milliseconds heartbeat_interval{500};
 inline constexpr std::chrono::milliseconds peer_timeout{2000};
 /// The most calls at once a host may announce.
 inline constexpr std::uint32_t max_capacity = 4096;
+
+/// A message as read, its fields checked. Its views point into the frames.
+struct message {
+  enum class kind : std::uint8_t {
+    ready_message,      ///< `capacity`: 1 to max_capacity, of this version
+    call_message,       ///< `id` (8 bytes) and `document`
+    reply_message,      ///< `id` (8 bytes) and `document`
+    heartbeat_message,  ///< no field
+    leaving_message,    ///< no field
+    who_message,        ///< no field
+    unknown,            ///< anything else: a command not of the protocol, a field
+                        ///< missing, extra or malformed, another version
+  };
+  kind what = kind::unknown;
+  std::uint32_t capacity = 0;
+  std::string_view id;
+  std::string_view document;
+};
+
+/// Reads a message's frames, the command first (a front reads what follows
+/// the routing identity). Never throws; a message that is not one of the
+/// protocol's, in every field, is kind::unknown.
+message read(std::span<const std::string_view> frames) noexcept;
 
 }  // namespace rapidrpc::detail::remote

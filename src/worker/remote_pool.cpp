@@ -305,10 +305,10 @@ class pool final : public remote_pool {
   // and it gets no more until it says READY again.
   void drop(host& h, const char* why) {
     if (h.leaving && h.calls.empty())
-      std::fprintf(stderr, "rapidrpc: worker host %s left\n", h.peer.c_str());
+      settings_.lines.say(log_level::notice, "worker host %s left", h.peer.c_str());
     else
-      std::fprintf(stderr, "rapidrpc: worker host %s %s; %zu call(s) in flight there fail\n",
-                   h.peer.c_str(), why, h.calls.size());
+      settings_.lines.say(log_level::error, "worker host %s %s; %zu call(s) in flight there fail",
+                          h.peer.c_str(), why, h.calls.size());
     fail_calls(h, "internal error: the worker host running this call stopped answering");
     const std::string identity = h.identity;  // not a reference into the node erased
     hosts_.erase(identity);
@@ -380,24 +380,24 @@ class pool final : public remote_pool {
   void handle(std::vector<zmq::message_t>& frames, std::size_t n) {
     if (n < 2 || n > max_frames) return;  // not a message of the protocol
     const std::string identity(text(frames[0]));
-    const std::string_view command = text(frames[1]);
+    std::array<std::string_view, max_frames - 1> fields;
+    for (std::size_t i = 1; i < n; ++i) fields[i - 1] = text(frames[i]);
+    const auto m = remote::read(std::span(fields.data(), n - 1));
     auto it = hosts_.find(identity);
-    if (command == remote::ready) {
-      std::uint32_t capacity = 0;
-      const std::string_view v = n == 4 ? text(frames[3]) : std::string_view();
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), capacity);
-      if (n != 4 || text(frames[2]) != remote::version || ec != std::errc() ||
-          end != v.data() + v.size() || capacity == 0 || capacity > remote::max_capacity) {
-        std::fprintf(stderr, "rapidrpc: worker-host endpoint: a READY that cannot be read\n");
+    if (fields[0] == remote::ready) {
+      if (m.what != remote::message::kind::ready_message) {
+        settings_.lines.say(log_level::warning,
+                            "worker-host endpoint: a READY that cannot be read");
         return;
       }
+      const std::uint32_t capacity = m.capacity;
       if (it == hosts_.end()) {
         it = hosts_.emplace(identity, host{}).first;
         it->second.identity = identity;
         const char* address = zmq_msg_gets(frames[1].handle(), "Peer-Address");
         it->second.peer = address != nullptr ? address : "(local)";
-        std::fprintf(stderr, "rapidrpc: worker host %s connected, %u at once\n",
-                     it->second.peer.c_str(), capacity);
+        settings_.lines.say(log_level::notice, "worker host %s connected, %u at once",
+                            it->second.peer.c_str(), capacity);
       } else if (!it->second.calls.empty()) {
         // It announced itself again, so it is idle (a host says READY only
         // with no call running): the answers of the calls still counted
@@ -419,22 +419,22 @@ class pool final : public remote_pool {
     }
     host& h = it->second;
     h.heard = clock::now();
-    if (command == remote::reply && n == 4 && frames[2].size() == 8) {
+    if (m.what == remote::message::kind::reply_message) {
       std::uint64_t id;
-      std::memcpy(&id, frames[2].data(), 8);
+      std::memcpy(&id, m.id.data(), 8);
       auto call = std::find(h.calls.begin(), h.calls.end(), id);
       if (call == h.calls.end()) return;  // not a call of this host's
       h.calls.erase(call);
       --h.in_flight;
       if (auto j = jobs_.find(id); j != jobs_.end()) {
-        answered(*j->second, text(frames[3]));
+        answered(*j->second, m.document);
         jobs_.erase(j);
       }
       if (h.leaving && h.calls.empty()) return drop(h, "");
       dispatch();
-    } else if (command == remote::leaving) {
+    } else if (m.what == remote::message::kind::leaving_message) {
       h.leaving = true;
-      std::fprintf(stderr, "rapidrpc: worker host %s is leaving\n", h.peer.c_str());
+      settings_.lines.say(log_level::notice, "worker host %s is leaving", h.peer.c_str());
       if (h.calls.empty()) drop(h, "");
       publish();
     }
@@ -468,7 +468,7 @@ class pool final : public remote_pool {
                     i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
       }
     } catch (const zmq::error_t& e) {
-      std::fprintf(stderr, "rapidrpc: worker-host endpoint: authentication: %s\n", e.what());
+      settings_.lines.say(log_level::error, "worker-host endpoint: authentication: %s", e.what());
     }
     zap_notify_.async_wait(net::posix::stream_descriptor::wait_read,
                            [this](const boost::system::error_code& ec) {
@@ -482,11 +482,11 @@ class pool final : public remote_pool {
     ++refusals_;
     const auto now = clock::now();
     if (now - last_refusal_log_ < std::chrono::minutes(1)) return;
-    std::fprintf(stderr,
-                 "rapidrpc: worker-host endpoint: refused %llu handshake(s) without an allowed "
-                 "key, the last from %.*s\n",
-                 static_cast<unsigned long long>(refusals_), static_cast<int>(address.size()),
-                 address.data());
+    settings_.lines.say(log_level::warning,
+                        "worker-host endpoint: refused %llu handshake(s) without an allowed "
+                        "key, the last from %.*s",
+                        static_cast<unsigned long long>(refusals_),
+                        static_cast<int>(address.size()), address.data());
     refusals_ = 0;
     last_refusal_log_ = now;
   }
@@ -511,7 +511,7 @@ class pool final : public remote_pool {
   zmq_reader reader_{
       io_, max_frames,
       [this](std::vector<zmq::message_t>& frames, std::size_t n) { handle(frames, n); },
-      "worker-host endpoint"};
+      "worker-host endpoint", &settings_.lines};
   zmq::socket_t zap_{context_, zmq::socket_type::rep};  // with CurveZMQ
   net::posix::stream_descriptor zap_notify_{io_};
   std::unordered_set<std::string> allowed_;  // the hosts' public keys, 32 bytes each

@@ -11,6 +11,7 @@
 // host's state. Results are posted back to each caller's loop.
 #pragma once
 
+#include "log/log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "service/service.hpp"
@@ -43,6 +44,7 @@ class remote_pool : public pool_runner, public service {
     /// in (Z85, checked); empty: none.
     std::string curve_secret_key;
     std::vector<std::string> curve_host_keys;
+    logger lines;  ///< hosts come and gone, refused handshakes
   };
 
   /// Binds one more address, before start(); returns the address bound.

@@ -145,10 +145,10 @@ class worker_link::impl {
     if (draining_) return;
     if (calls_.taken() > 0) {
       if (!ready_owed_)
-        std::fprintf(stderr,
-                     "rapidrpc: worker host: announcing itself to the front once its %zu "
-                     "call(s) still running end\n",
-                     calls_.taken());
+        settings_.lines.say(log_level::notice,
+                            "worker host: announcing itself to the front once its %zu "
+                            "call(s) still running end",
+                            calls_.taken());
       ready_owed_ = true;
       return;
     }
@@ -170,21 +170,21 @@ class worker_link::impl {
           break;  // the first frame only: a message goes whole or not at all
       }
     } catch (const zmq::error_t& e) {
-      std::fprintf(stderr, "rapidrpc: worker host: cannot send: %s\n", e.what());
+      settings_.lines.say(log_level::error, "worker host: cannot send: %s", e.what());
     }
     reader_.sent();
   }
 
   void beat() {
     if (clock::now() - heard_ > remote::peer_timeout && !draining_) {
-      std::fprintf(stderr,
-                   "rapidrpc: worker host: the front at %s stopped answering; connecting "
-                   "again\n",
-                   settings_.front.c_str());
+      settings_.lines.say(log_level::warning,
+                          "worker host: the front at %s stopped answering; connecting "
+                          "again",
+                          settings_.front.c_str());
       try {
         connect();
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "rapidrpc: worker host: %s\n", e.what());
+        settings_.lines.say(log_level::error, "worker host: %s", e.what());
       }
       say_ready();
     } else {
@@ -199,15 +199,17 @@ class worker_link::impl {
   void handle(std::vector<zmq::message_t>& frames, std::size_t n) {
     if (n > max_frames) return;  // not a message of the protocol
     heard_ = clock::now();
-    const std::string_view command = text(frames[0]);
-    if (command == remote::call && n == 3 && frames[1].size() == 8) {
+    std::array<std::string_view, max_frames> fields;
+    for (std::size_t i = 0; i < n; ++i) fields[i] = text(frames[i]);
+    const auto m = remote::read(std::span(fields.data(), n));
+    if (m.what == remote::message::kind::call_message) {
       call& c = new_call();
-      std::memcpy(c.id.data(), frames[1].data(), 8);
+      std::memcpy(c.id.data(), m.id.data(), 8);
       // The call object outlives its exchange's work (the io_context it
       // completes on stops before the link goes): a reference, not owned.
-      c.exchange.start(rpc::protocol::xmlrpc, text(frames[2]), call_context_,
+      c.exchange.start(rpc::protocol::xmlrpc, m.document, call_context_,
                        std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
-    } else if (command == remote::who) {
+    } else if (m.what == remote::message::kind::who_message) {
       say_ready();
     }
     // A heartbeat has done its work; anything else is ignored.
@@ -252,7 +254,7 @@ class worker_link::impl {
   zmq_reader reader_{
       io_, max_frames,
       [this](std::vector<zmq::message_t>& frames, std::size_t n) { handle(frames, n); },
-      "worker host"};
+      "worker host", &settings_.lines};
   net::steady_timer beat_timer_{io_};
   net::steady_timer drain_timer_{io_};
   rpc::parser_pool parsers_;

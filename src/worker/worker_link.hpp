@@ -12,6 +12,8 @@
 // outcomes come back to it.
 #pragma once
 
+#include "log/log.hpp"
+
 #include <rapidrpc/limits.hpp>
 #include <rapidrpc/registry.hpp>
 
@@ -37,6 +39,7 @@ class worker_link final : public service {
     /// checked); empty: none.
     std::string curve_secret_key;
     std::string curve_front_key;
+    logger lines;  ///< a front gone quiet, a send that failed
   };
 
   /// Throws std::runtime_error if `front` is not an address ZeroMQ takes.

@@ -2,6 +2,7 @@
 
 #include "worker/frame.hpp"
 
+#include <rapidrpc/server_options.hpp>
 #include <rapidrpc/worker.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
@@ -52,8 +53,10 @@ constexpr unsigned max_deliveries = 3;
 class worker_pool final : public detail::pool_runner {
  public:
   worker_pool(std::vector<std::string> command, unsigned count, std::uint64_t max_requests,
-              detail::metrics::pool_stats* stats, std::chrono::milliseconds start_timeout)
-      : command_(std::move(command)),
+              detail::metrics::pool_stats* stats, std::chrono::milliseconds start_timeout,
+              detail::logger lines)
+      : lines_(std::move(lines)),
+        command_(std::move(command)),
         max_requests_(max_requests),
         stats_(stats),
         start_timeout_(start_timeout),
@@ -155,7 +158,7 @@ class worker_pool final : public detail::pool_runner {
     posix_spawn_file_actions_destroy(&actions);
     ::close(sv[1]);
     if (rc != 0) {
-      std::fprintf(stderr, "rapidrpc: cannot start worker %s: %s\n", argv[0], std::strerror(rc));
+      lines_.say(log_level::error, "cannot start worker %s: %s", argv[0], std::strerror(rc));
       ::close(sv[0]);
       return;
     }
@@ -174,10 +177,10 @@ class worker_pool final : public detail::pool_runner {
     w.timer = std::make_unique<net::steady_timer>(io_, start_timeout_);
     w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
       if (ec || gen != w.generation || w.ready) return;
-      std::fprintf(stderr,
-                   "rapidrpc: worker process %d was not ready %g s after its start; "
-                   "killing it\n",
-                   w.pid, static_cast<double>(start_timeout_.count()) / 1000.0);
+      lines_.say(log_level::warning,
+                 "worker process %d was not ready %g s after its start; "
+                 "killing it",
+                 w.pid, static_cast<double>(start_timeout_.count()) / 1000.0);
       w.killed = true;
       w.dying = true;
       lost(w);
@@ -228,8 +231,8 @@ class worker_pool final : public detail::pool_runner {
         w.current.reset();
         w.killed = true;
         w.dying = true;
-        std::fprintf(
-            stderr, "rapidrpc: worker process %d ran past its call's timeout; killing it\n", w.pid);
+        lines_.say(log_level::warning, "worker process %d ran past its call's timeout; killing it",
+                   w.pid);
         ::kill(w.pid, SIGUSR1);
         auto grace = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(200));
         grace->async_wait([this, &w, gen, grace](const boost::system::error_code&) {
@@ -268,8 +271,8 @@ class worker_pool final : public detail::pool_runner {
           w.in_len += n;
           if (!w.ready) return hello(w);
           if (!w.current) {  // bytes from an idle worker break the protocol
-            std::fprintf(stderr, "rapidrpc: worker process %d wrote while idle; replacing it\n",
-                         w.pid);
+            lines_.say(log_level::warning, "worker process %d wrote while idle; replacing it",
+                       w.pid);
             w.killed = true;
             return lost(w);
           }
@@ -295,10 +298,10 @@ class worker_pool final : public detail::pool_runner {
     if (w.in_len < 4) return read_answer(w);
     if (detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data())) != 0 ||
         w.in_len > 4) {
-      std::fprintf(stderr,
-                   "rapidrpc: worker process %d did not begin with an empty frame (ready); "
-                   "replacing it\n",
-                   w.pid);
+      lines_.say(log_level::warning,
+                 "worker process %d did not begin with an empty frame (ready); "
+                 "replacing it",
+                 w.pid);
       w.killed = true;
       return lost(w);
     }
@@ -420,11 +423,11 @@ class worker_pool final : public detail::pool_runner {
       // that broke the protocol): a crash, the OOM killer's SIGKILL, an exit.
       const char* when = idle ? " while idle" : "";
       if (WIFSIGNALED(status) && !w.killed)
-        std::fprintf(stderr, "rapidrpc: worker process %d died from signal %d%s; replacing it\n",
-                     w.pid, WTERMSIG(status), when);
+        lines_.say(log_level::error, "worker process %d died from signal %d%s; replacing it", w.pid,
+                   WTERMSIG(status), when);
       else if (!w.killed && WIFEXITED(status))
-        std::fprintf(stderr, "rapidrpc: worker process %d exited with status %d%s; replacing it\n",
-                     w.pid, WEXITSTATUS(status), when);
+        lines_.say(log_level::error, "worker process %d exited with status %d%s; replacing it",
+                   w.pid, WEXITSTATUS(status), when);
       w.pid = -1;
     }
     publish();
@@ -444,6 +447,7 @@ class worker_pool final : public detail::pool_runner {
     dispatch();  // a call handed back goes to a free worker meanwhile
   }
 
+  detail::logger lines_;
   std::vector<std::string> command_;
   std::uint64_t max_requests_;          // 0: a worker serves for ever
   detail::metrics::pool_stats* stats_;  // null: not counted
@@ -463,9 +467,11 @@ class worker_pool final : public detail::pool_runner {
 std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
                                                       unsigned workers, std::uint64_t max_requests,
                                                       detail::metrics::pool_stats* stats,
-                                                      std::chrono::milliseconds start_timeout) {
-  unsigned n = workers != 0 ? workers : std::max(1u, std::thread::hardware_concurrency());
-  return std::make_unique<worker_pool>(std::move(command), n, max_requests, stats, start_timeout);
+                                                      std::chrono::milliseconds start_timeout,
+                                                      detail::logger lines) {
+  const unsigned n = count_or_cores(workers);
+  return std::make_unique<worker_pool>(std::move(command), n, max_requests, stats, start_timeout,
+                                       std::move(lines));
 }
 
 }  // namespace rapidrpc

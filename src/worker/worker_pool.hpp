@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "log/log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 
@@ -22,10 +23,10 @@ inline constexpr std::chrono::milliseconds worker_start_timeout{60'000};
 /// that has said it is ready. A worker that has answered `max_requests`
 /// calls (0: no limit) is replaced between calls. `stats`, if set, gets the
 /// pool's queue, busy and ready-process figures and its restarts (it must
-/// outlive the pool).
+/// outlive the pool). Workers replaced and why are said to `lines`.
 std::unique_ptr<detail::pool_runner> make_worker_pool(
     std::vector<std::string> command, unsigned workers, std::uint64_t max_requests,
     detail::metrics::pool_stats* stats = nullptr,
-    std::chrono::milliseconds start_timeout = worker_start_timeout);
+    std::chrono::milliseconds start_timeout = worker_start_timeout, detail::logger lines = {});
 
 }  // namespace rapidrpc

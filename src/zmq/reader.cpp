@@ -17,12 +17,13 @@ constexpr int max_messages_per_turn = 256;
 }  // namespace
 
 zmq_reader::zmq_reader(net::io_context& io, std::size_t max_frames, handler on_message,
-                       const char* who)
+                       const char* who, const logger* lines)
     : io_(io),
       notify_(io),
       frames_(max_frames + 1),
       on_message_(std::move(on_message)),
-      who_(who) {}
+      who_(who),
+      lines_(lines) {}
 
 void zmq_reader::watch(zmq::socket_t& socket) {
   unwatch();
@@ -89,7 +90,7 @@ void zmq_reader::pump() {
     } catch (const zmq::error_t& e) {
       // Not expected while the context lives (signals are blocked, so no
       // EINTR); said, and the reader keeps waiting rather than going deaf.
-      std::fprintf(stderr, "rapidrpc: %s: cannot read: %s\n", who_, e.what());
+      lines_->say(log_level::error, "%s: cannot read: %s", who_, e.what());
       wait_for_input();
       return;
     }

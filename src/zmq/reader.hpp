@@ -9,6 +9,8 @@
 // it, so every send is followed by a pump (sent()).
 #pragma once
 
+#include "log/log.hpp"
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
@@ -28,9 +30,10 @@ class zmq_reader {
   /// frames from there on are lost): the owner drops it.
   using handler = std::function<void(std::vector<zmq::message_t>& frames, std::size_t count)>;
 
-  /// `who` names the socket in the one error line a failed read gets.
+  /// `who` names the socket in the one error line a failed read gets, said
+  /// to `lines` (the owner's; it outlives the reader).
   zmq_reader(boost::asio::io_context& io, std::size_t max_frames, handler on_message,
-             const char* who);
+             const char* who, const logger* lines);
   ~zmq_reader() { unwatch(); }  // the descriptor is libzmq's: released, never closed
   zmq_reader(const zmq_reader&) = delete;
   zmq_reader& operator=(const zmq_reader&) = delete;
@@ -58,6 +61,7 @@ class zmq_reader {
   std::vector<zmq::message_t> frames_;  // max_frames, and one for the rest of a longer message
   handler on_message_;
   const char* who_;
+  const logger* lines_;  // the owner's
   zmq::socket_t* socket_ = nullptr;
   std::uint64_t watch_ = 0;  // which watch a completion belongs to
   bool waiting_ = false;     // an async_wait on notify_ is pending

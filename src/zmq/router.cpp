@@ -44,7 +44,7 @@ struct zmq_router::call final : rpc::reply_sink {
   std::size_t request_bytes = 0;
 };
 
-zmq_router::zmq_router(settings s) : settings_(s), work_(net::make_work_guard(io_)) {
+zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
   if (settings_.metrics != nullptr) stats_ = settings_.metrics->at(settings_.metrics_shard);
   call_context_.loop = io_.get_executor();
   call_context_.pool = settings_.pool;
@@ -187,7 +187,7 @@ void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count,
       socket_.send(envelope[i], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
     socket_.send(zmq::const_buffer(body.data(), body.size()), zmq::send_flags::dontwait);
   } catch (const zmq::error_t& e) {
-    std::fprintf(stderr, "rapidrpc: ZeroMQ endpoint: cannot send a reply: %s\n", e.what());
+    settings_.lines.say(log_level::error, "ZeroMQ endpoint: cannot send a reply: %s", e.what());
   }
 }
 
@@ -196,8 +196,8 @@ void zmq_router::note_drop(const char* why) {
   ++dropped_;
   auto now = std::chrono::steady_clock::now();
   if (now - last_drop_log_ < std::chrono::seconds(1)) return;
-  std::fprintf(stderr, "rapidrpc: ZeroMQ endpoint dropped %llu message(s) (%s)\n",
-               static_cast<unsigned long long>(dropped_), why);
+  settings_.lines.say(log_level::warning, "ZeroMQ endpoint dropped %llu message(s) (%s)",
+                      static_cast<unsigned long long>(dropped_), why);
   dropped_ = 0;
   last_drop_log_ = now;
 }

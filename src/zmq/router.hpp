@@ -14,6 +14,7 @@
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
 
+#include "log/log.hpp"
 #include "memory/free_list.hpp"
 #include "memory/heap.hpp"
 #include "metrics/metrics.hpp"
@@ -55,6 +56,7 @@ class zmq_router final : public service {
     access_log* log = nullptr;
     metrics::store* metrics = nullptr;  ///< counts into its shard `metrics_shard` when set
     std::size_t metrics_shard = 0;
+    logger lines;  ///< replies that cannot be sent, messages dropped
   };
 
   explicit zmq_router(settings s);
@@ -97,7 +99,7 @@ class zmq_router final : public service {
   zmq_reader reader_{
       io_, max_frames,
       [this](std::vector<zmq::message_t>& frames, std::size_t count) { handle(frames, count); },
-      "ZeroMQ endpoint"};
+      "ZeroMQ endpoint", &settings_.lines};
   std::unique_ptr<access_log_buffer> log_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;

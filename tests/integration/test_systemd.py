@@ -6,6 +6,9 @@
 - socket activation: under systemd-socket-activate, which holds the port
   and starts rapidrpcd at the first connection, rapidrpcd serves the
   socket it is handed (LISTEN_FDS) instead of binding --port;
+- the journal: with standard error the journal's stream (JOURNAL_STREAM
+  names it), the library's lines carry their level ("<3>" an error), which
+  journald reads as their priority; elsewhere they do not;
 - the unit files pass systemd-analyze verify.
 
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
@@ -21,7 +24,8 @@ import time
 import unittest
 import xmlrpc.client
 
-from harness import Daemon, daemon_path, main, reserve_port_below_ephemeral
+from harness import Daemon, daemon_path, main, reserve_port_below_ephemeral, wait_until
+from procs import children
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 UNITS = os.path.join(HERE, "..", "..", "packaging", "systemd")
@@ -95,6 +99,29 @@ class SocketActivation(unittest.TestCase):
 
 @unittest.skipUnless(shutil.which("systemd-analyze"),
                      "no systemd-analyze (Debian's systemd package)")
+class Journal(unittest.TestCase):
+    def worker_death_line(self, journal):
+        # One worker process, killed: the pool says so (an error) and replaces it.
+        d = Daemon("--isolate", "--workers", "1", env_args=False)
+        if journal:
+            st = os.fstat(d._stderr.fileno())
+            d.env = dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
+        with d.start():
+            workers = wait_until(lambda: list(children(d.proc.pid, zombies=False)), 30,
+                                 "a worker process")
+            os.kill(workers[0], signal.SIGKILL)
+            line = wait_until(lambda: next((ln for ln in d.stderr_since(0).splitlines()
+                                            if "died from signal 9" in ln), None), 30,
+                              "the line saying the worker died")
+            return line
+
+    def test_the_librarys_lines_carry_their_level_for_the_journal(self):
+        self.assertTrue(self.worker_death_line(True).startswith("<3>rapidrpc: worker process "))
+
+    def test_elsewhere_they_do_not(self):
+        self.assertTrue(self.worker_death_line(False).startswith("rapidrpc: worker process "))
+
+
 class Units(unittest.TestCase):
     def test_units_verify(self):
         tmp = tempfile.mkdtemp()

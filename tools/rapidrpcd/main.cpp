@@ -13,6 +13,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <termios.h>
 #include <time.h>
@@ -21,10 +22,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -82,12 +85,31 @@ std::string serving_shape(const rapidrpc::server_options& options) {
              std::to_string(options.workers) + (options.isolate ? " (processes)" : " (threads)");
     case rapidrpc::serving_mode::fork:
     case rapidrpc::serving_mode::prefork:
-      return "processes " + std::to_string(options.processes
-                                               ? options.processes
-                                               : std::max(1u, std::thread::hardware_concurrency()));
+      return "processes " + std::to_string(rapidrpc::count_or_cores(options.processes));
     default:
       return "one thread";
   }
+}
+
+// Whether standard error is systemd's journal (JOURNAL_STREAM names its
+// device and inode), which reads a "<N>" before a line as its priority.
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  struct stat st {};
+  if (stream == nullptr || ::fstat(STDERR_FILENO, &st) != 0) return false;
+  unsigned long long dev = 0, ino = 0;
+  return std::sscanf(stream, "%llu:%llu", &dev, &ino) == 2 && dev == st.st_dev && ino == st.st_ino;
+}
+
+// The library's own lines: to standard error as "rapidrpc: TEXT", with the
+// line's level before it for the journal.
+rapidrpc::log_sink stderr_lines() {
+  return [journal = stderr_is_journal()](rapidrpc::log_level level, std::string_view text) {
+    std::string line;
+    if (journal) line = "<" + std::to_string(static_cast<int>(level)) + ">";
+    line.append("rapidrpc: ").append(text) += '\n';
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  };
 }
 
 // The process's own set-up before a server starts: the heap's thresholds,
@@ -202,6 +224,7 @@ void announce_stop(rapidrpc::server& server, const rapidrpcd::settings& settings
 // (upgrade.hpp); SIGHUP reads the config file again and re-opens the access
 // log. `argv` is read again on SIGHUP.
 int serve(rapidrpcd::settings& settings, int argc, char** argv) {
+  settings.server.log = stderr_lines();
   const auto& options = settings.server;
   const sigset_t stop_signals = set_up_process();
   // The executable's path now: a binary upgrade starts whatever is

@@ -402,7 +402,7 @@ void set_spelled_values(rapidrpc::server_options& options, const spelled& in) {
   options.limits.request_timeout = std::chrono::seconds(in.request_timeout);
   options.limits.idle_timeout = std::chrono::seconds(in.idle_timeout);
   options.limits.write_timeout = std::chrono::seconds(in.write_timeout);
-  if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
+  options.threads = rapidrpc::count_or_cores(options.threads);
   options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
 }
 
@@ -536,7 +536,7 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
     if (auto why = take_activated_sockets(options)) return why;
   // A front of worker hosts may run no pool call itself.
   if (options.workers == 0 && options.worker_listen.empty())
-    options.workers = std::max(1u, std::thread::hardware_concurrency());
+    options.workers = rapidrpc::count_or_cores(0);
   return std::nullopt;
 }
 

@@ -5,8 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace rapidrpc {
 namespace {
@@ -72,6 +77,35 @@ TEST(ServerOptions, RespawnBackOffOutsidePreforkIsRefused) {
     o.respawn_backoff_max = std::chrono::seconds(1);
     expect_refused(o, "used with mode prefork only");
   }
+}
+
+TEST(ServerOptions, TheServersOwnLinesGoToTheLogSink) {
+  // A worker command that exits at once: the pool says so, and replaces it,
+  // through options.log rather than on standard error.
+  std::mutex mutex;
+  std::condition_variable heard_one;
+  std::vector<std::pair<log_level, std::string>> heard;
+  auto o = local();
+  o.isolate = true;
+  o.worker_command = {"/bin/false"};
+  o.log = [&](log_level level, std::string_view text) {
+    std::lock_guard lock(mutex);
+    heard.emplace_back(level, std::string(text));
+    heard_one.notify_all();
+  };
+  server s(o);
+  s.start();
+  {
+    std::unique_lock lock(mutex);
+    heard_one.wait_for(lock, std::chrono::seconds(30), [&] { return !heard.empty(); });
+    ASSERT_FALSE(heard.empty()) << "no line in 30 s";
+    EXPECT_EQ(heard.front().first, log_level::error);
+    EXPECT_NE(heard.front().second.find("exited with status 1"), std::string::npos)
+        << heard.front().second;
+    EXPECT_EQ(heard.front().second.find("rapidrpc: "), std::string::npos) << heard.front().second;
+  }
+  s.stop(std::chrono::milliseconds(0));
+  s.wait();
 }
 
 }  // namespace

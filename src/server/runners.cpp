@@ -1,0 +1,95 @@
+#include "server/runners.hpp"
+
+#include "server/watchdog.hpp"
+#include "worker/remote_pool.hpp"
+#include "worker/worker_pool.hpp"
+
+namespace rapidrpc::detail {
+
+namespace net = boost::asio;
+
+namespace {
+
+// The threads that run pool methods, as a service: they run the calls of
+// the loops and endpoints started after them, so stopping changes nothing,
+// and join() lets the calls running end.
+class thread_pool_service final : public service {
+ public:
+  explicit thread_pool_service(net::thread_pool& pool) : pool_(pool) {}
+  void start() override {}  // its threads run from its construction
+  void stop(std::chrono::milliseconds /*drain*/) override {}
+  void join() override {
+    pool_.stop();
+    pool_.join();
+  }
+
+ private:
+  net::thread_pool& pool_;
+};
+
+std::unique_ptr<pool_runner> worker_processes(const server_options& o, unsigned count,
+                                              metrics::pool_stats* stats, const logger& lines) {
+  return make_worker_pool(o.worker_command, count, o.worker_max_requests, stats,
+                          worker_start_timeout, lines);
+}
+
+}  // namespace
+
+pool_runners::pool_runners() = default;
+pool_runners::~pool_runners() { reset(); }
+pool_runners::pool_runners(pool_runners&&) noexcept = default;
+pool_runners& pool_runners::operator=(pool_runners&&) noexcept = default;
+
+void pool_runners::add_services(service_list& services) {
+  if (threads) {
+    threads_service = std::make_unique<thread_pool_service>(*threads);
+    services.add(*threads_service);
+  }
+  if (front != nullptr) services.add(*front);
+}
+
+void pool_runners::reset() {
+  runner.reset();
+  front = nullptr;
+  threads_service.reset();
+  threads.reset();
+}
+
+pool_runners make_pool_runners(const server_options& o, shared_state& shared) {
+  pool_runners out;
+  auto& pool = shared.pool;
+  if (o.mode == serving_mode::fork || o.mode == serving_mode::prefork) {
+    // Every method inline in the child, bounded by the watchdog.
+    out.runner = std::make_unique<watchdog::runner>();
+  } else if (o.mode == serving_mode::async_pool && !o.worker_listen.empty()) {
+    // The front of worker hosts; its own workers, if any, are one more
+    // place for calls to go.
+    remote_pool::settings r;
+    r.local_capacity = o.workers;
+    r.stats = pool.stats;
+    r.curve_secret_key = o.worker_curve.secret_key;
+    r.curve_host_keys = o.worker_curve.host_public_keys;
+    r.lines = shared.lines;
+    if (o.workers != 0 && o.isolate) {
+      r.local_runner = [&o, lines = shared.lines](metrics::pool_stats* stats) {
+        return worker_processes(o, o.workers, stats, lines);
+      };
+    } else if (o.workers != 0) {
+      out.threads = std::make_unique<net::thread_pool>(o.workers);
+      r.local_threads = out.threads->get_executor();
+    }
+    auto front = make_remote_pool(std::move(r));
+    for (const auto& address : o.worker_listen) out.front_bound.push_back(front->bind(address));
+    out.front = front.get();
+    out.runner = std::move(front);
+  } else if (o.mode == serving_mode::async_pool && o.isolate) {
+    out.runner = worker_processes(o, count_or_cores(o.workers), pool.stats, shared.lines);
+  } else if (o.mode == serving_mode::async_pool) {
+    out.threads = std::make_unique<net::thread_pool>(count_or_cores(o.workers));
+    pool.executor = out.threads->get_executor();
+  }
+  pool.runner = out.runner.get();
+  return out;
+}
+
+}  // namespace rapidrpc::detail
