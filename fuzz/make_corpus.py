@@ -9,6 +9,8 @@
 - xmlrpc_call, xmlrpc_response: the documents of tests/data/xmlrpc/, plus
   what xmlrpc.client writes for every type, and a few hand-written ones.
 - gzip: gzip streams as Python's gzip module writes them, and broken ones.
+- worker_message: every message of the worker-host protocol, and broken
+  ones (frames separated by NUL bytes; see worker_message.cpp).
 
 Files named regress-* are regression inputs added by hand: this script
 leaves them alone. Output is deterministic (gzip mtime 0).
@@ -273,7 +275,24 @@ def jsonrpc_texts():
     write("jsonrpc", "utf8-bad.json", b'{"jsonrpc":"2.0","method":"m","params":["\xff\xed\xa0\x80"],"id":1}')
 
 
+def worker_messages():
+    clean("worker_message")
+    call = x.dumps((2, 3), "sample.add").encode()
+    messages = {
+        "ready": [b"READY", b"1", b"8"], "ready-max": [b"READY", b"1", b"4096"],
+        "ready-over": [b"READY", b"1", b"4097"], "ready-version": [b"READY", b"2", b"8"],
+        "ready-leading-zero": [b"READY", b"1", b"008"], "ready-negative": [b"READY", b"1", b"-1"],
+        "ready-zero": [b"READY", b"1", b"0"], "heartbeat": [b"HB"], "leaving": [b"BYE"],
+        "who": [b"WHO"], "heartbeat-field": [b"HB", b"x"], "empty": [b""],
+        "call": [b"CALL", b"12345678", call], "reply": [b"REPLY", b"12345678", RESPONSE],
+        "call-short-id": [b"CALL", b"1234567", b"<x/>"], "reply-no-document": [b"REPLY", b"12345678"],
+    }
+    for name, frames in messages.items():
+        write("worker_message", name, b"\0".join(frames))
+
+
 def main():
+    worker_messages()
     http_request()
     xmlrpc_documents()
     xmlrpc_encoded_documents()
