@@ -1,5 +1,7 @@
 #include "access/access_log.hpp"
 
+#include "text/text.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -34,19 +36,8 @@ access_record access_entry::finish(std::string_view peer, std::string_view user,
 
 namespace {
 
-void append_number(std::string& out, std::uint64_t n) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, r.ptr);
-}
-
-void append_signed(std::string& out, std::int32_t n) {
-  if (n < 0) out += '-';
-  append_number(out, static_cast<std::uint64_t>(std::abs(static_cast<std::int64_t>(n))));
-}
-
 void append_escaped(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
+  const auto& hex = hex_digits;
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
     if (c > ' ' && c < 0x7f && c != '"' && c != '\\') {
@@ -104,15 +95,15 @@ void format_access_line(std::string& out, const access_record& r) {
     if (r.method.size() > max_logged_method) out += "...";
   }
   out += ' ';
-  append_number(out, static_cast<std::uint64_t>(r.status));
+  append_decimal(out, static_cast<std::uint64_t>(r.status));
   out += ' ';
-  append_signed(out, r.fault);
+  append_decimal(out, r.fault);
   out += ' ';
-  append_number(out, r.request_bytes);
+  append_decimal(out, r.request_bytes);
   out += ' ';
-  append_number(out, r.response_bytes);
+  append_decimal(out, r.response_bytes);
   out += ' ';
-  append_number(out, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.duration.count())));
+  append_decimal(out, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.duration.count())));
   out += '\n';
 }
 
@@ -121,7 +112,7 @@ namespace {
 // A JSON string's content: printable ASCII as it is but '"' and '\\', every
 // other byte as \u00HH.
 void append_json_escaped(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
+  const auto& hex = hex_digits;
   for (char ch : s) {
     auto c = static_cast<unsigned char>(ch);
     if (c >= ' ' && c < 0x7f && c != '"' && c != '\\') {
@@ -157,15 +148,15 @@ void format_access_json(std::string& out, const access_record& r) {
   append_json_string_or_null(out, r.method.substr(0, max_logged_method));
   if (r.method.size() > max_logged_method) out += ",\"method_cut\":true";
   out += ",\"status\":";
-  append_number(out, static_cast<std::uint64_t>(r.status));
+  append_decimal(out, static_cast<std::uint64_t>(r.status));
   out += ",\"fault\":";
-  append_signed(out, r.fault);
+  append_decimal(out, r.fault);
   out += ",\"request_bytes\":";
-  append_number(out, r.request_bytes);
+  append_decimal(out, r.request_bytes);
   out += ",\"response_bytes\":";
-  append_number(out, r.response_bytes);
+  append_decimal(out, r.response_bytes);
   out += ",\"microseconds\":";
-  append_number(out, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.duration.count())));
+  append_decimal(out, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.duration.count())));
   out += "}\n";
 }
 
@@ -357,7 +348,7 @@ access_log::put_result access_log::put(std::string_view text) {
 
 std::string access_log::note(std::uint64_t lines, std::string_view why) const {
   std::string out = format_ == access_log_format::json ? "{\"dropped\":" : "# ";
-  append_number(out, lines);
+  append_decimal(out, lines);
   if (format_ == access_log_format::json) {
     out += ",\"why\":\"";
     append_json_escaped(out, why);

@@ -1,6 +1,8 @@
 // url::parse: the http:// and https:// URLs a client accepts.
 #include <rapidrpc/client.hpp>
 
+#include "text/text.hpp"
+
 #include <boost/asio/ip/address_v6.hpp>
 
 #include <algorithm>
@@ -15,13 +17,6 @@ namespace {
   throw std::invalid_argument("bad URL: " + std::string(why));
 }
 
-int hex_digit(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::string percent_decode(std::string_view s, std::string_view what) {
   std::string out;
   out.reserve(s.size());
@@ -30,8 +25,8 @@ std::string percent_decode(std::string_view s, std::string_view what) {
       out += s[i];
       continue;
     }
-    int hi = i + 2 < s.size() ? hex_digit(s[i + 1]) : -1;
-    int lo = i + 2 < s.size() ? hex_digit(s[i + 2]) : -1;
+    int hi = i + 2 < s.size() ? detail::hex_value(s[i + 1]) : -1;
+    int lo = i + 2 < s.size() ? detail::hex_value(s[i + 2]) : -1;
     if (hi < 0 || lo < 0) bad("bad percent escape in the " + std::string(what));
     out += static_cast<char>(hi * 16 + lo);
     i += 2;

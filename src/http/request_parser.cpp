@@ -1,5 +1,7 @@
 #include "http/request_parser.hpp"
 
+#include "text/text.hpp"
+
 #include <boost/beast/core/string.hpp>
 
 #include <arpa/inet.h>
@@ -38,7 +40,7 @@ bool zero_q(std::string_view params) {
   return false;
 }
 
-bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool hex_digit(char c) { return detail::hex_value(c) >= 0; }
 
 // RFC 3986 (2.3, 2.2): unreserved and sub-delims characters.
 bool unreserved_or_sub_delim(char c) {

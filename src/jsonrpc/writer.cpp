@@ -4,6 +4,7 @@
 #include <rapidrpc/literals.hpp>
 
 #include "jsonrpc/string_bytes.hpp"
+#include "text/text.hpp"
 #include "value/sink.hpp"
 #include "value/text.hpp"
 
@@ -16,8 +17,6 @@ namespace rapidrpc::jsonrpc {
 namespace {
 
 using rapidrpc::detail::sink;
-
-constexpr char hex_digits[] = "0123456789abcdef";
 
 using detail::skip_plain;
 
@@ -73,7 +72,12 @@ void append_string(sink& out, std::string_view s, invalid_utf8 policy) {
           out.put("\\f");
           break;
         default: {
-          const char escaped[] = {'\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 15]};
+          const char escaped[] = {'\\',
+                                  'u',
+                                  '0',
+                                  '0',
+                                  rapidrpc::detail::hex_digits[c >> 4],
+                                  rapidrpc::detail::hex_digits[c & 15]};
           out.put(std::string_view(escaped, sizeof escaped));
         }
       }

@@ -1,5 +1,7 @@
 #include "metrics/metrics.hpp"
 
+#include "text/text.hpp"
+
 #include <dirent.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -53,18 +55,6 @@ static_assert([] {
   return true;
 }());
 
-void append_number(std::string& out, std::uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
-void append_signed(std::string& out, std::int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
-}
-
 void append_double(std::string& out, double v) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -101,7 +91,7 @@ void family(std::string& out, std::string_view name, std::string_view type, std:
 void sample(std::string& out, std::string_view name, std::uint64_t v) {
   out += name;
   out += ' ';
-  append_number(out, v);
+  append_decimal(out, v);
   out += '\n';
 }
 
@@ -248,7 +238,7 @@ void store::write_exposition(std::string& out, const process_figures& process) c
       out += "\",outcome=\"";
       out += outcome_names[o];
       out += "\"} ";
-      append_number(out, cell[o]);
+      append_decimal(out, cell[o]);
       out += '\n';
     }
   }
@@ -270,25 +260,25 @@ void store::write_exposition(std::string& out, const process_figures& process) c
       out += "rapidrpc_call_duration_seconds_bucket{" + labels + ",le=\"";
       append_double(out, bucket_bounds[b]);
       out += "\"} ";
-      append_number(out, std::min(cumulative, count));
+      append_decimal(out, std::min(cumulative, count));
       out += '\n';
     }
     out += "rapidrpc_call_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} ";
-    append_number(out, count);
+    append_decimal(out, count);
     out += "\nrapidrpc_call_duration_seconds_sum{" + labels + "} ";
     append_double(out, static_cast<double>(cell[shard::sum_in_cell]) / 1e9);
     out += "\nrapidrpc_call_duration_seconds_count{" + labels + "} ";
-    append_number(out, count);
+    append_decimal(out, count);
     out += '\n';
   }
 
   family(out, "rapidrpc_calls_in_flight", "gauge", "Calls started and not yet answered.");
   out += "rapidrpc_calls_in_flight ";
-  append_signed(out, static_cast<std::int64_t>(total(shard::in_flight_at)));
+  append_decimal(out, static_cast<std::int64_t>(total(shard::in_flight_at)));
   out += '\n';
   family(out, "rapidrpc_connections_open", "gauge", "Client connections open now.");
   out += "rapidrpc_connections_open ";
-  append_signed(out, static_cast<std::int64_t>(total(shard::connections_open_at)));
+  append_decimal(out, static_cast<std::int64_t>(total(shard::connections_open_at)));
   out += '\n';
   family(out, "rapidrpc_connections_total", "counter", "Client connections accepted.");
   sample(out, "rapidrpc_connections_total", total(shard::connections_total_at));
@@ -300,7 +290,7 @@ void store::write_exposition(std::string& out, const process_figures& process) c
     out += "rapidrpc_rejections_total{reason=\"";
     out += rejection_names[r];
     out += "\"} ";
-    append_number(out, total(shard::rejections_at + r));
+    append_decimal(out, total(shard::rejections_at + r));
     out += '\n';
   }
 
@@ -313,24 +303,24 @@ void store::write_exposition(std::string& out, const process_figures& process) c
 
   family(out, "rapidrpc_pool_queue_depth", "gauge", "Pool calls waiting for a worker.");
   out += "rapidrpc_pool_queue_depth ";
-  append_signed(out, std::max<std::int64_t>(pool_->queued.load(std::memory_order_relaxed), 0));
+  append_decimal(out, std::max<std::int64_t>(pool_->queued.load(std::memory_order_relaxed), 0));
   out += '\n';
   family(out, "rapidrpc_pool_busy_workers", "gauge",
          "Workers (threads or processes) running a pool call.");
   out += "rapidrpc_pool_busy_workers ";
-  append_signed(out, std::max<std::int64_t>(pool_->busy.load(std::memory_order_relaxed), 0));
+  append_decimal(out, std::max<std::int64_t>(pool_->busy.load(std::memory_order_relaxed), 0));
   out += '\n';
   if (const std::int64_t up = pool_->processes_up.load(std::memory_order_relaxed); up >= 0) {
     family(out, "rapidrpc_worker_processes_up", "gauge", "Worker processes alive and serving.");
     out += "rapidrpc_worker_processes_up ";
-    append_signed(out, up);
+    append_decimal(out, up);
     out += '\n';
   }
   if (const std::int64_t up = pool_->hosts_up.load(std::memory_order_relaxed); up >= 0) {
     family(out, "rapidrpc_worker_hosts_up", "gauge",
            "Worker hosts connected and taking calls (--worker-listen).");
     out += "rapidrpc_worker_hosts_up ";
-    append_signed(out, up);
+    append_decimal(out, up);
     out += '\n';
   }
   family(out, "rapidrpc_worker_restarts_total", "counter",
@@ -339,7 +329,7 @@ void store::write_exposition(std::string& out, const process_figures& process) c
     out += "rapidrpc_worker_restarts_total{cause=\"";
     out += restart_names[c];
     out += "\"} ";
-    append_number(out, pool_->restarts[c].load(std::memory_order_relaxed));
+    append_decimal(out, pool_->restarts[c].load(std::memory_order_relaxed));
     out += '\n';
   }
 

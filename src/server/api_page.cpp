@@ -203,30 +203,6 @@ void append_form(std::string& out, const std::vector<std::string>& names) {
 
 }  // namespace
 
-void append_html_escaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
 api_page make_api_page(const registry& methods, const api_page_options& options) {
   const std::vector<std::string> names = methods.names();
   api_page page;

@@ -4,6 +4,8 @@
 // registry has become read-only, and served as it is for every such GET.
 #pragma once
 
+#include "text/text.hpp"  // append_html_escaped(), which the page escapes with
+
 #include <rapidrpc/registry.hpp>
 
 #include <cstddef>
@@ -46,9 +48,5 @@ struct api_page {
 /// to the page's own URL with fetch() and shows the result or the error
 /// object; the page loads nothing else.
 api_page make_api_page(const registry& methods, const api_page_options& options);
-
-/// Appends `text` to `out` with & < > " ' as character references: safe
-/// inside an element and inside a quoted attribute value.
-void append_html_escaped(std::string& out, std::string_view text);
 
 }  // namespace rapidrpc::detail

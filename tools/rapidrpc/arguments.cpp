@@ -1,4 +1,5 @@
 #include "arguments.hpp"
+#include "text/text.hpp"
 
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/literals.hpp>
@@ -61,19 +62,12 @@ double parse_decimal(std::string_view whole, std::string_view text) {
   bad(whole, "expected a decimal number");
 }
 
-int hex_digit(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 bytes parse_hex(std::string_view whole, std::string_view text) {
   if (text.size() % 2) bad(whole, "hex needs an even number of digits");
   std::vector<std::uint8_t> out;
   out.reserve(text.size() / 2);
   for (std::size_t i = 0; i < text.size(); i += 2) {
-    int hi = hex_digit(text[i]), lo = hex_digit(text[i + 1]);
+    int hi = rapidrpc::detail::hex_value(text[i]), lo = rapidrpc::detail::hex_value(text[i + 1]);
     if (hi < 0 || lo < 0) bad(whole, "not a hex digit");
     out.push_back(static_cast<std::uint8_t>(hi * 16 + lo));
   }

@@ -1,6 +1,7 @@
 #include "bench_report.hpp"
 
 #include "output.hpp"
+#include "text/text.hpp"
 
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/literals.hpp>
@@ -79,24 +80,7 @@ std::string_view last_code_points(std::string_view s, std::size_t n) noexcept {
 
 std::string html_escape(std::string_view s) {
   std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
+  rapidrpc::detail::append_html_escaped(out, s);
   return out;
 }
 
