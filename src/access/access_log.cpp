@@ -179,7 +179,15 @@ access_log::access_log(std::string path, bool writer_thread, access_log_format f
     throw std::system_error(e, std::generic_category(), "access log");
   }
   shared_ = new (p) shared_state;
-  if (writer_thread) thread_ = std::thread([this] { run(); });
+  if (!writer_thread) return;
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {  // no thread to be had: the destructor will not run
+    if (fd_ != STDOUT_FILENO) ::close(fd_);
+    shared_->~shared_state();
+    ::munmap(shared_, sizeof(shared_state));
+    throw;
+  }
 }
 
 access_log::~access_log() {

@@ -10,23 +10,6 @@ namespace net = boost::asio;
 
 namespace {
 
-// The threads that run pool methods, as a service: they run the calls of
-// the loops and endpoints started after them, so stopping changes nothing,
-// and join() lets the calls running end.
-class thread_pool_service final : public service {
- public:
-  explicit thread_pool_service(net::thread_pool& pool) : pool_(pool) {}
-  void start() override {}  // its threads run from its construction
-  void stop(std::chrono::milliseconds /*drain*/) override {}
-  void join() override {
-    pool_.stop();
-    pool_.join();
-  }
-
- private:
-  net::thread_pool& pool_;
-};
-
 std::unique_ptr<pool_runner> worker_processes(const server_options& o, unsigned count,
                                               metrics::pool_stats* stats, const logger& lines) {
   return make_worker_pool(o.worker_command, count, o.worker_max_requests, stats,
@@ -35,23 +18,40 @@ std::unique_ptr<pool_runner> worker_processes(const server_options& o, unsigned 
 
 }  // namespace
 
+pool_threads::pool_threads(unsigned count)
+    : count_(count), io_(count == 1 ? 1 : static_cast<int>(count)), work_(io_.get_executor()) {}
+
+pool_threads::~pool_threads() { join(); }
+
+void pool_threads::start() {
+  try {
+    while (threads_.size() < count_) threads_.emplace_back([this] { io_.run(); });
+  } catch (...) {
+    join();
+    throw;
+  }
+}
+
+void pool_threads::join() {
+  work_.reset();
+  io_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
 pool_runners::pool_runners() = default;
 pool_runners::~pool_runners() { reset(); }
 pool_runners::pool_runners(pool_runners&&) noexcept = default;
 pool_runners& pool_runners::operator=(pool_runners&&) noexcept = default;
 
 void pool_runners::add_services(service_list& services) {
-  if (threads) {
-    threads_service = std::make_unique<thread_pool_service>(*threads);
-    services.add(*threads_service);
-  }
+  if (threads) services.add(*threads);
   if (front != nullptr) services.add(*front);
 }
 
 void pool_runners::reset() {
   runner.reset();
   front = nullptr;
-  threads_service.reset();
   threads.reset();
 }
 
@@ -75,8 +75,8 @@ pool_runners make_pool_runners(const server_options& o, shared_state& shared) {
         return worker_processes(o, o.workers, stats, lines);
       };
     } else if (o.workers != 0) {
-      out.threads = std::make_unique<net::thread_pool>(o.workers);
-      r.local_threads = out.threads->get_executor();
+      out.threads = std::make_unique<pool_threads>(o.workers);
+      r.local_threads = out.threads->executor();
     }
     auto front = make_remote_pool(std::move(r));
     for (const auto& address : o.worker_listen) out.front_bound.push_back(front->bind(address));
@@ -85,8 +85,8 @@ pool_runners make_pool_runners(const server_options& o, shared_state& shared) {
   } else if (o.mode == serving_mode::async_pool && o.isolate) {
     out.runner = worker_processes(o, count_or_cores(o.workers), pool.stats, shared.lines);
   } else if (o.mode == serving_mode::async_pool) {
-    out.threads = std::make_unique<net::thread_pool>(count_or_cores(o.workers));
-    pool.executor = out.threads->get_executor();
+    out.threads = std::make_unique<pool_threads>(count_or_cores(o.workers));
+    pool.executor = out.threads->executor();
   }
   pool.runner = out.runner.get();
   return out;

@@ -11,10 +11,13 @@
 
 #include <rapidrpc/server_options.hpp>
 
-#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rapidrpc::detail {
@@ -22,12 +25,40 @@ namespace rapidrpc::detail {
 class pool_runner;
 class remote_pool;
 
+/// The threads that run pool methods, as a service: built with no thread,
+/// they start in start() (so that a start that fails part-way, here or in
+/// a service before, has none to undo), run the calls of the loops and
+/// endpoints started after them, so stopping changes nothing, and join()
+/// lets the calls running end. (Boost.Asio's thread_pool starts its
+/// threads in its constructor, and a constructor whose second thread cannot
+/// be had waits forever for the first.)
+class pool_threads final : public service {
+ public:
+  explicit pool_threads(unsigned count);
+  ~pool_threads() override;
+  pool_threads(const pool_threads&) = delete;
+  pool_threads& operator=(const pool_threads&) = delete;
+
+  boost::asio::io_context::executor_type executor() noexcept { return io_.get_executor(); }
+  /// Starts the threads; if one cannot be had, ends those started and throws.
+  void start() override;
+  void stop(std::chrono::milliseconds /*drain*/) override {}
+  /// Ends the threads once the calls running have ended; calls queued and
+  /// not begun are dropped.
+  void join() override;
+
+ private:
+  unsigned count_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::vector<std::thread> threads_;
+};
+
 struct pool_runners {
-  std::unique_ptr<boost::asio::thread_pool> threads;  ///< pool threads, when calls run on threads
-  std::unique_ptr<service> threads_service;           ///< their lifecycle, as a service
-  std::unique_ptr<pool_runner> runner;   ///< the watchdog, worker processes or the front
-  remote_pool* front = nullptr;          ///< `runner`, when it is the front of worker hosts
-  std::vector<std::string> front_bound;  ///< the front's addresses (worker_endpoints())
+  std::unique_ptr<pool_threads> threads;  ///< pool threads, when calls run on threads
+  std::unique_ptr<pool_runner> runner;    ///< the watchdog, worker processes or the front
+  remote_pool* front = nullptr;           ///< `runner`, when it is the front of worker hosts
+  std::vector<std::string> front_bound;   ///< the front's addresses (worker_endpoints())
 
   pool_runners();
   ~pool_runners();
