@@ -51,8 +51,8 @@ class server {
   /// The addresses listened on, as "host:port" strings (after start()).
   std::vector<std::string> endpoints() const;
 
-  /// The admin listener's addresses, as "host:port" strings (after
-  /// start(); empty without `admin`).
+  /// The admin listener's addresses, as "host:port" strings (from start()
+  /// until wait() returns; empty without `admin`).
   std::vector<std::string> admin_endpoints() const;
 
   /// The listening sockets serving calls, one descriptor per socket (a

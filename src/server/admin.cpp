@@ -127,7 +127,8 @@ tcp::endpoint admin_listener::listen(const tcp::endpoint& ep) {
   bind_acceptor(*a, ep, false);
   a->listen(net::socket_base::max_listen_connections);
   acceptors_.push_back(std::move(a));
-  return acceptors_.back()->local_endpoint();
+  bound_.push_back(acceptors_.back()->local_endpoint());
+  return bound_.back();
 }
 
 tcp::endpoint admin_listener::adopt(int fd) {
@@ -141,6 +142,7 @@ tcp::endpoint admin_listener::adopt(int fd) {
     throw boost::system::system_error(ec, "cannot serve the admin socket handed over");
   }
   acceptors_.push_back(std::move(a));
+  bound_.push_back(ep);
   return ep;
 }
 
@@ -149,6 +151,26 @@ std::vector<int> admin_listener::listening_fds() const {
   for (const auto& a : acceptors_)
     if (a->is_open()) out.push_back(a->native_handle());
   return out;
+}
+
+std::vector<std::string> admin_listener::endpoints() const { return host_ports(bound_); }
+
+std::vector<int> admin_listener::listening_descriptors() const {
+  return distinct_sockets(listening_fds());
+}
+
+std::unique_ptr<admin_listener> make_admin_listener(const server_options& options,
+                                                    admin_listener::handlers h) {
+  if (options.admin.empty() && options.admin_listen_fds.empty()) return nullptr;
+  auto admin = std::make_unique<admin_listener>(options.server_name, std::move(h));
+  for (int fd : options.admin_listen_fds) admin->adopt(fd);
+  if (options.admin_listen_fds.empty()) {
+    const auto [host, port] = split_host_port(options.admin);
+    listen_on_each(
+        host, port, [&admin](const tcp::endpoint& ep) { return admin->listen(ep); },
+        "cannot listen on the admin address " + options.admin);
+  }
+  return admin;
 }
 
 void admin_listener::start() {

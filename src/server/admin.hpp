@@ -3,7 +3,12 @@
 // balancers. It runs on a thread of its own with its own io_context, so it
 // answers while the loops are busy, and it keeps answering while the server
 // drains: it stops last, once the loops have ended.
+//
+// make_admin_listener() is the admin options group's factory: the one call
+// the server's assembly makes (server.cpp).
 #pragma once
+
+#include <rapidrpc/server_options.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -43,6 +48,10 @@ class admin_listener final : public service {
   boost::asio::ip::tcp::endpoint adopt(int fd);
   /// The listening sockets' descriptors.
   std::vector<int> listening_fds() const;
+  /// "host:port" of each address listened on.
+  std::vector<std::string> endpoints() const override;
+  /// listening_fds(), a socket adopted twice listed once.
+  std::vector<int> listening_descriptors() const override;
   /// Starts the admin thread.
   void start() override;
   /// Changes nothing: the listener answers through the drain (/readyz 503
@@ -70,8 +79,16 @@ class admin_listener final : public service {
   handlers handlers_;
   boost::asio::io_context io_{1};
   std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
+  std::vector<boost::asio::ip::tcp::endpoint> bound_;
   std::vector<std::weak_ptr<session>> sessions_;
   std::thread thread_;
 };
+
+/// The admin listener `options` ask for (admin_listen_fds, else admin's
+/// HOST:PORT on each of its addresses), bound and not yet started; null
+/// when they ask for none. Throws std::system_error when an address cannot
+/// be bound or a descriptor served.
+std::unique_ptr<admin_listener> make_admin_listener(const server_options& options,
+                                                    admin_listener::handlers h);
 
 }  // namespace rapidrpc::detail

@@ -18,7 +18,6 @@
 #include "zmq/router.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include <zmq.h>
 
@@ -57,10 +56,8 @@ struct server::impl {
   // store is made before the loops (they take their shards from it) and
   // outlives everything that counts; the admin listener stops last.
   std::unique_ptr<detail::metrics::store> metrics;
-  std::unique_ptr<detail::admin_listener> admin;
-  std::vector<tcp::endpoint> admin_bound;
-  std::vector<int> listening;        // listening_descriptors()
-  std::vector<int> admin_listening;  // admin_descriptors()
+  std::unique_ptr<detail::service> admin;
+  std::vector<int> listening;  // listening_descriptors()
   // What runs on a thread or process of its own, in start order
   // (docs/design.md, "Start and stop"); joined in the reverse order.
   detail::service_list services;
@@ -89,9 +86,7 @@ struct server::impl {
   void abandon_start() {
     services = detail::service_list{};
     admin.reset();
-    admin_bound.clear();
     listening.clear();
-    admin_listening.clear();
     zmq.reset();
     zmq_bound.clear();
     link.reset();
@@ -127,7 +122,6 @@ struct server::impl {
   void bind_listeners();
   void make_zmq();
   void make_link();
-  void make_admin(std::function<void(std::string&)> write_metrics);
 
   // The order of docs/design.md, "Start and stop": the admin listener first
   // (it answers, "starting" and then "draining", while the rest starts and
@@ -284,22 +278,6 @@ void server::impl::make_link() {
   link = std::make_unique<detail::worker_link>(w);
 }
 
-void server::impl::make_admin(std::function<void(std::string&)> write_metrics) {
-  if (!admin_on()) return;
-  detail::admin_listener::handlers h;
-  h.metrics = std::move(write_metrics);
-  h.not_ready = [this] { return not_ready(); };
-  admin = std::make_unique<detail::admin_listener>(options.server_name, std::move(h));
-  for (int fd : options.admin_listen_fds) admin_bound.push_back(admin->adopt(fd));
-  if (options.admin_listen_fds.empty()) {
-    const auto [host, port] = detail::split_host_port(options.admin);
-    admin_bound = detail::listen_on_each(
-        host, port, [this](const tcp::endpoint& ep) { return admin->listen(ep); },
-        "cannot listen on the admin address " + options.admin);
-  }
-  admin_listening = detail::distinct_sockets(admin->listening_fds());
-}
-
 void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
@@ -316,7 +294,9 @@ void server::start() {
     if (s.supervisor) s.supervisor->spawn();
     s.make_zmq();
     s.make_link();
-    s.make_admin([this](std::string& out) { write_metrics(out); });
+    s.admin = detail::make_admin_listener(
+        s.options,
+        {[this](std::string& out) { write_metrics(out); }, [&s] { return s.not_ready(); }});
     s.list_services();
     s.services.start();  // /readyz says "starting" until the end of start()
   } catch (...) {
@@ -338,12 +318,14 @@ std::vector<std::string> server::worker_endpoints() const { return impl_->runner
 std::vector<std::string> server::endpoints() const { return detail::host_ports(impl_->bound); }
 
 std::vector<std::string> server::admin_endpoints() const {
-  return detail::host_ports(impl_->admin_bound);
+  return impl_->admin ? impl_->admin->endpoints() : std::vector<std::string>{};
 }
 
 std::vector<int> server::listening_descriptors() const { return impl_->listening; }
 
-std::vector<int> server::admin_descriptors() const { return impl_->admin_listening; }
+std::vector<int> server::admin_descriptors() const {
+  return impl_->admin ? impl_->admin->listening_descriptors() : std::vector<int>{};
+}
 
 void server::write_metrics(std::string& out) const {
   if (impl_->metrics)

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace rapidrpc::detail {
@@ -30,6 +31,13 @@ class service {
   virtual void stop(std::chrono::milliseconds drain) = 0;
   /// Waits for its thread or process to end (after stop()).
   virtual void join() = 0;
+
+  /// The addresses it listens on, once bound ("host:port", or a ZeroMQ
+  /// endpoint as libzmq reports it); none for a service that only connects.
+  virtual std::vector<std::string> endpoints() const { return {}; }
+  /// Its listening sockets, one descriptor each, from bind until join()
+  /// (to hand them to a successor process).
+  virtual std::vector<int> listening_descriptors() const { return {}; }
 };
 
 class service_list {
