@@ -11,7 +11,16 @@
 // under small ones. Gzip bodies of completed requests are
 // inflated under a limit, as handle_request() does.
 //
+// Then the same stream, cut the same way, goes to the server's own
+// connection (src/server/connection.cpp) on one end of a Unix socketpair,
+// on a loop driven from here: the first part, then the second, then the end
+// of the stream.
+//
 // Invariants:
+// - The connection closes once the stream has ended, having written only
+//   whole HTTP responses: one for each request it read, in order, and one
+//   for a framing error. It stops early only after a response that says it
+//   closes.
 // - The direct reader (request_reader::read_direct) changes nothing: with
 //   Beast reading every request, the outcome is the same.
 // - The header limit holds however the header arrives: the parser never
@@ -27,9 +36,18 @@
 
 #include "http/gzip.hpp"
 #include "http/request_reader.hpp"
+#include "http/response_reader.hpp"
+#include "server/connection.hpp"
+#include "server/loop.hpp"
+
+#include <rapidrpc/registry.hpp>
 
 #include <boost/asio/buffer.hpp>
 
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -72,8 +90,9 @@ bool operator==(const completed& a, const completed& b) {
 
 struct outcome {
   std::vector<completed> requests;
-  int error = 0;         // a framing error: the status the server answers
-  bool pending = false;  // the input ended inside a request
+  int error = 0;               // a framing error: the status the server answers
+  bool error_to_head = false;  // the request in error is a HEAD (its answer has no body)
+  bool pending = false;        // the input ended inside a request
   bool stopped() const { return error != 0; }
 };
 
@@ -102,6 +121,7 @@ outcome feed(std::string_view wire, const std::vector<std::size_t>& cuts, limits
       consumed += used;
       if (r == rapidrpc::http::request_reader::result::error) {
         out.error = reader.error_status();
+        out.error_to_head = reader.current().method == bhttp::verb::head;
         return out;  // the server closes the connection
       }
       if (r == rapidrpc::http::request_reader::result::need_more) {
@@ -168,6 +188,98 @@ outcome check(std::string_view wire, std::size_t cut, limits lim) {
   return split;
 }
 
+// The server's connection on one end of a socketpair, this end the client's.
+class served_connection {
+ public:
+  served_connection() {
+    methods_.add("add", [](std::int32_t a, std::int32_t b) { return a + b; });
+    shared_.methods = &methods_;
+    shared_.paths = {"/RPC2", "/"};
+  }
+
+  // Sends `wire` cut at `cut`, then ends the stream; returns what came back.
+  std::string exchange(std::string_view wire, std::size_t cut) {
+    int pair[2];
+    FUZZ_CHECK(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pair) == 0);
+    client_ = pair[1];
+    out_.clear();
+    rapidrpc::detail::loop& l = loop_;
+    boost::asio::ip::tcp::socket s(l.io(), boost::asio::ip::tcp::v4(), pair[0]);
+    std::make_shared<rapidrpc::detail::connection>(l, std::move(s),
+                                                   boost::asio::ip::tcp::endpoint{})
+        ->start();
+    send(wire.substr(0, cut));
+    send(wire.substr(cut));
+    ::shutdown(client_, SHUT_WR);
+    // Nothing is left to wait for: what the connection does next is ready now.
+    for (int i = 0; i < 1000 && shared_.connections.load() != 0; ++i) pump();
+    FUZZ_CHECK(shared_.connections.load() == 0);
+    pump();
+    ::close(client_);
+    return out_;
+  }
+
+ private:
+  void send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(client_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EPIPE) return;  // the connection has closed
+      FUZZ_CHECK(n > 0 || errno == EAGAIN);
+      if (n > 0) bytes.remove_prefix(static_cast<std::size_t>(n));
+      pump();
+    }
+  }
+
+  void pump() {
+    loop_.io().poll();
+    loop_.io().restart();
+    char chunk[16384];
+    for (ssize_t n; (n = ::read(client_, chunk, sizeof chunk)) > 0;) out_.append(chunk, n);
+  }
+
+  rapidrpc::registry methods_;
+  rapidrpc::detail::shared_state shared_;
+  rapidrpc::detail::loop loop_{shared_, 0};
+  int client_ = -1;
+  std::string out_;
+};
+
+// What the connection answered `wire` (as the request reader reads it,
+// `expected`) is whole responses, one per request and one for an error.
+void check_connection(std::string_view wire, std::size_t cut, const outcome& expected) {
+  static served_connection served;
+  const std::string out = served.exchange(wire, cut);
+  rapidrpc::http::response_reader reader;
+  std::string_view rest = out;
+  std::size_t answered = 0;
+  bool closed = false;
+  constexpr std::string_view interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  for (;;) {
+    // A 100 Continue may come before a request's response, or alone
+    // before a request that never ends.
+    while (rest.starts_with(interim)) rest.remove_prefix(interim.size());
+    if (rest.empty()) break;
+    FUZZ_CHECK(!closed);  // nothing after a response that closes
+    const bool to_head = answered < expected.requests.size()
+                             ? expected.requests[answered].req.method == bhttp::verb::head
+                             : expected.error_to_head;
+    reader.start(to_head);
+    std::size_t used = 0;
+    const auto r = reader.parse(rest, used);
+    if (r != rapidrpc::http::response_reader::result::complete)
+      std::fprintf(stderr, "the connection wrote:\n%s\n", out.c_str());
+    FUZZ_CHECK(r == rapidrpc::http::response_reader::result::complete);
+    rest.remove_prefix(used);
+    closed = !reader.current().keep_alive;
+    ++answered;
+  }
+  const std::size_t owed = expected.requests.size() + (expected.error != 0 ? 1 : 0);
+  FUZZ_CHECK(answered <= owed);
+  if (answered < owed) FUZZ_CHECK(closed);  // stopped early, and said so
+  if (answered == owed && expected.error != 0)
+    FUZZ_CHECK(reader.current().status == expected.error);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -176,6 +288,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t cut = data[0] * wire.size() / 255;
 
   const outcome big = check(wire, cut, server_limits);
+  check_connection(wire, cut, big);
   const outcome small = check(wire, cut, small_limits);
   FUZZ_CHECK(is_prefix(small, big));
   if (!small.stopped()) FUZZ_CHECK(same(small, big));  // no limit was reached
