@@ -13,7 +13,10 @@
 
 #include <rapidrpc/registry.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <string>
+#include <vector>
 
 namespace rapidrpc {
 
@@ -25,5 +28,21 @@ inline constexpr std::size_t max_worker_frame_bytes = 64 * 1024 * 1024;
 /// with fault_code::internal_error) until end of stream. Returns 0 then, or 1 on a broken stream.
 /// Blocking; for a worker program's main().
 int serve_worker(const registry& methods, int fd = 3);
+
+/// The server side's describe step, for a worker program that can list its
+/// methods (rapidrpcd's Python worker: docs/python.md): runs `command`
+/// with "--describe" appended, which writes to its standard output an
+/// XML-RPC methodResponse whose value is the method table, an array of
+/// structs {name, help, signature (array of strings), params (the names),
+/// min, max (the parameter counts; max -1: any)}, and exits 0. Adds each
+/// method to `methods` as a pool method with that help, signature, names
+/// and count, run by the worker processes of server_options::worker_command
+/// (the same `command`): the server answers an unknown method, a wrong
+/// count, named parameters and the system.* methods itself. Throws
+/// std::runtime_error, with what the program wrote to its standard error
+/// (an import error's traceback), if it cannot be started, does not exit 0
+/// within `limit`, or writes a table that cannot be read.
+void add_worker_methods(registry& methods, const std::vector<std::string>& command,
+                        std::chrono::milliseconds limit = std::chrono::seconds(5));
 
 }  // namespace rapidrpc

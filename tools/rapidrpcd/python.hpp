@@ -33,9 +33,9 @@ std::string self_executable();
 /// The worker processes' command line.
 std::vector<std::string> python_worker_command(const python_settings& python);
 
-/// Registers the methods the module offers, as its describe step lists
-/// them. Throws std::runtime_error with the worker's own words (an import
-/// error's traceback) if it cannot be loaded within 5 seconds.
+/// Registers the methods the module offers, as the worker protocol's
+/// describe step lists them (rapidrpc::add_worker_methods). Throws std::runtime_error with the
+/// worker's own words (an import error's traceback) if it cannot be loaded within 5 seconds.
 void add_python_methods(rapidrpc::registry& methods, const python_settings& python);
 
 }  // namespace rapidrpcd
