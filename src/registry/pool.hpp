@@ -12,9 +12,15 @@
 
 #include <chrono>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace rapidrpc::detail {
+
+/// The one answer to a call past its timeout, whatever ran it (the pool
+/// threads, a worker process, a worker host, the process modes' watchdog).
+inline constexpr std::string_view call_timeout_text = "the call took too long";
+inline fault call_timeout() { return {fault_code::timeout, std::string(call_timeout_text)}; }
 
 /// Runs a pool method somewhere other than the worker pool's threads.
 class pool_runner {

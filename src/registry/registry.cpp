@@ -211,7 +211,7 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       responder reply(ctx.loop, std::move(done));
       auto timer = std::make_shared<boost::asio::steady_timer>(ctx.loop, timeout);
       timer->async_wait([reply](const boost::system::error_code& ec) {
-        if (!ec) reply.fail(fault(fault_code::timeout, "the call took too long"));
+        if (!ec) reply.fail(detail::call_timeout());
       });
       boost::asio::post(pool, [m, params = std::move(params), reply, timer, stats]() mutable {
         outcome o = call_counted(*m, params, stats);

@@ -1,5 +1,6 @@
 #include "rpc/exchange.hpp"
 
+#include "registry/pool.hpp"
 #include "rpc/jsonrpc_dispatch.hpp"
 
 #include <exception>
@@ -198,7 +199,7 @@ void exchange::deliver(reply_sink& sink) {
 }
 
 std::string_view exchange::timeout_reply(std::string& body) const {
-  constexpr std::string_view message = "the call took too long";
+  constexpr std::string_view message = detail::call_timeout_text;
   if (protocol_ == protocol::xmlrpc) {
     xmlrpc::write_fault(body, fault_code::timeout, message);
     return xml_content_type;

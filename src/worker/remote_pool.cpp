@@ -199,7 +199,7 @@ class pool final : public remote_pool {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return;
     job& j = *it->second;
-    finish(j, fault(fault_code::timeout, "the call took too long"));
+    finish(j, call_timeout());
     // A call still queued goes now; one running keeps its place until its
     // host answers or is dropped (a host or thread cannot be interrupted).
     if (!j.on && !j.local) {

@@ -227,7 +227,7 @@ class worker_pool final : public detail::pool_runner {
         // replaced. SIGUSR1 first: a Python worker prints its stack
         // (faulthandler) and goes on, a C++ worker ends at once; then
         // SIGKILL, unless it is gone by then.
-        finish(*w.current, fault(fault_code::timeout, "the call took too long"));
+        finish(*w.current, detail::call_timeout());
         w.current.reset();
         w.killed = true;
         w.dying = true;
