@@ -71,25 +71,9 @@ bool reap_one(std::vector<int>& children, int pid) {
 
 }  // namespace
 
-std::chrono::milliseconds prefork_respawn_delay(unsigned quick_deaths,
-                                                std::chrono::milliseconds base,
-                                                std::chrono::milliseconds max) noexcept {
-  if (quick_deaths <= 1) return std::chrono::milliseconds(0);
-  // Doubled once per death, and no more once at the cap: no overflow
-  // however long the crash loop.
-  auto delay = base;
-  for (unsigned i = 0; i < std::min(quick_deaths, 64u) && delay < max; ++i) delay *= 2;
-  return std::min(delay, max);
-}
-
 process_supervisor::process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
-                                       std::chrono::milliseconds respawn_backoff,
-                                       std::chrono::milliseconds respawn_backoff_max)
-    : shared_(shared),
-      mode_(mode),
-      processes_(processes),
-      respawn_backoff_(respawn_backoff),
-      respawn_backoff_max_(respawn_backoff_max) {
+                                       respawn_rule respawn)
+    : shared_(shared), mode_(mode), processes_(processes), respawn_(respawn) {
   // A socket pair, not a pipe: a word sent after the supervisor process has
   // gone is an error, not a SIGPIPE.
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control_pipe_) != 0 ||
@@ -335,9 +319,7 @@ void process_supervisor::supervise_prefork() {
         // A worker that dies young, again and again, is restarted ever more
         // slowly (by default up to 5 s), so a crash loop does not eat the
         // machine.
-        bool young = now - s.started < std::chrono::seconds(1);
-        s.quick_deaths = young ? s.quick_deaths + 1 : 0;
-        auto delay = prefork_respawn_delay(s.quick_deaths, respawn_backoff_, respawn_backoff_max_);
+        auto delay = respawn_.died(s.quick_deaths, s.started, now);
         s.restart_at = now + delay;
         // The delay is said, so a crash loop shows in the log as one.
         if (WIFSIGNALED(status)) {

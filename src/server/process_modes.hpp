@@ -7,7 +7,7 @@
 //  - prefork: it forks `processes` workers up front; each accepts from the
 //    shared listening sockets and serves one connection at a time. A worker
 //    that dies is replaced, with a growing delay if they keep dying young
-//    (prefork_respawn_delay).
+//    (respawn_rule, src/service/respawn.hpp).
 //
 // A child serves its connection on a loop of its own, with every method
 // inline under the watchdog (watchdog.hpp), and leaves with _exit().
@@ -23,6 +23,7 @@
 #pragma once
 
 #include "server/loop.hpp"
+#include "service/respawn.hpp"
 
 #include <rapidrpc/serving_mode.hpp>
 
@@ -34,19 +35,12 @@
 
 namespace rapidrpc::detail {
 
-/// How long the prefork supervisor waits before replacing a worker that has
-/// died young (within a second of its start) `quick_deaths` times in a row:
-/// at once for the first, then `base` times 2^n for the n-th (4x, 8x, ...),
-/// at most `max` (server_options::respawn_backoff and respawn_backoff_max).
-std::chrono::milliseconds prefork_respawn_delay(unsigned quick_deaths,
-                                                std::chrono::milliseconds base,
-                                                std::chrono::milliseconds max) noexcept;
-
 class process_supervisor final : public service {
  public:
+  /// `respawn`: the prefork workers' back-off (server_options::respawn_backoff
+  /// and respawn_backoff_max, after the first young death replaced at once).
   process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
-                     std::chrono::milliseconds respawn_backoff,
-                     std::chrono::milliseconds respawn_backoff_max);
+                     respawn_rule respawn);
   ~process_supervisor() override;
 
   /// Listens on `ep` (blocking bind; returns the address with its port).
@@ -80,8 +74,7 @@ class process_supervisor final : public service {
   shared_state& shared_;
   serving_mode mode_;
   unsigned processes_;
-  std::chrono::milliseconds respawn_backoff_;
-  std::chrono::milliseconds respawn_backoff_max_;
+  respawn_rule respawn_;
   std::vector<int> listeners_;
   // The server's words to the supervisor process: start() sends one byte
   // (and waits for one back), stop() the drain in milliseconds; end of

@@ -211,8 +211,8 @@ void server::impl::make_runners() {
     // An idle keep-alive client must not hold a whole process for long.
     shared.limits.idle_timeout = std::min(shared.limits.idle_timeout, std::chrono::seconds(2));
     supervisor = std::make_unique<detail::process_supervisor>(
-        shared, mode, count_or_cores(options.processes), options.respawn_backoff,
-        options.respawn_backoff_max);
+        shared, mode, count_or_cores(options.processes),
+        detail::respawn_rule{1, options.respawn_backoff, options.respawn_backoff_max});
     return;
   }
   for (unsigned i = 0; i < threads; ++i)

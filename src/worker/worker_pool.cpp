@@ -434,10 +434,7 @@ class worker_pool final : public detail::pool_runner {
     if (stopping_) return;
     // Replaced at once, unless workers keep dying young: then ever more
     // slowly, up to 5 s, so a crash loop does not eat the machine.
-    bool young = clock::now() - w.started < std::chrono::seconds(1);
-    w.quick_deaths = young ? w.quick_deaths + 1 : 0;
-    auto delay = std::chrono::milliseconds(
-        w.quick_deaths <= 2 ? 0 : std::min<long>(5000, 50L << std::min(w.quick_deaths, 7u)));
+    auto delay = worker_respawn.died(w.quick_deaths, w.started, clock::now());
     auto timer = std::make_shared<net::steady_timer>(io_, delay);
     timer->async_wait([this, &w, timer](const boost::system::error_code&) {
       if (stopping_) return;

@@ -11,12 +11,19 @@
 #include "log/log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
+#include "service/respawn.hpp"
 
 namespace rapidrpc {
 
 /// How long a worker process may take to say it is ready before it is
 /// killed and replaced.
 inline constexpr std::chrono::milliseconds worker_start_timeout{60'000};
+
+/// How a worker process that keeps dying young is replaced: the first two
+/// deaths in a row at once (a call a worker died without reading goes to
+/// the next one, up to three workers), then after 0.4 s, 0.8 s, ... up to 5 s.
+inline constexpr detail::respawn_rule worker_respawn{2, std::chrono::milliseconds(50),
+                                                     std::chrono::milliseconds(5000)};
 
 /// Starts `workers` worker processes (0: one per core) running `command`
 /// and returns the runner that sends pool calls to them, each to a worker

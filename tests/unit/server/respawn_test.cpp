@@ -1,9 +1,10 @@
-// The prefork supervisor's back-off for a worker that keeps dying young
-// (src/server/process_modes.hpp): the defaults an operator gets, and the
-// delays they give, as docs/design.md ("Modes") states them. The daemon
-// tests run with short values (--respawn-backoff); this is where the real
-// ones are checked.
-#include "server/process_modes.hpp"
+// The back-off for a process that keeps dying young (src/service/respawn.hpp)
+// as the prefork supervisor and the worker processes use it: the defaults
+// an operator gets, and the delays they give, as docs/design.md ("Modes")
+// states them. The daemon tests run with short values (--respawn-backoff);
+// this is where the real ones are checked.
+#include "service/respawn.hpp"
+#include "worker/worker_pool.hpp"
 
 #include <rapidrpc/server.hpp>
 
@@ -19,7 +20,8 @@ using std::chrono::milliseconds;
 
 std::vector<long> delays(unsigned deaths, milliseconds base, milliseconds max) {
   std::vector<long> out;
-  for (unsigned n = 0; n <= deaths; ++n) out.push_back(prefork_respawn_delay(n, base, max).count());
+  const respawn_rule prefork{1, base, max};  // as server.cpp makes it
+  for (unsigned n = 0; n <= deaths; ++n) out.push_back(prefork.delay(n).count());
   return out;
 }
 
@@ -50,10 +52,30 @@ TEST(PreforkRespawn, TheBaseScalesTheScheduleAndTheMaxCapsIt) {
 TEST(PreforkRespawn, AnEndlessCrashLoopStaysAtTheCap) {
   // However many deaths in a row, no overflow past the cap.
   for (unsigned n : {10u, 63u, 64u, 65u, 1000u, 4'000'000'000u})
-    EXPECT_EQ(prefork_respawn_delay(n, milliseconds(100), milliseconds(5000)), milliseconds(5000))
+    EXPECT_EQ((respawn_rule{1, milliseconds(100), milliseconds(5000)}.delay(n)), milliseconds(5000))
         << n;
-  EXPECT_EQ(prefork_respawn_delay(4'000'000'000u, milliseconds(3'600'000), milliseconds(3'600'000)),
-            milliseconds(3'600'000));
+  EXPECT_EQ(
+      (respawn_rule{1, milliseconds(3'600'000), milliseconds(3'600'000)}.delay(4'000'000'000u)),
+      milliseconds(3'600'000));
+}
+
+TEST(WorkerRespawn, TwoAtOnceThenGrowsToFiveSeconds) {
+  // A call a worker died without reading goes to the next, up to three
+  // workers: the first two deaths in a row are replaced at once.
+  std::vector<long> got;
+  for (unsigned n = 0; n <= 9; ++n) got.push_back(worker_respawn.delay(n).count());
+  EXPECT_EQ(got, (std::vector<long>{0, 0, 0, 400, 800, 1600, 3200, 5000, 5000, 5000}));
+}
+
+TEST(Respawn, OnlyDeathsInARowWithinASecondOfTheStartCount) {
+  const respawn_rule rule{1, milliseconds(100), milliseconds(5000)};
+  const auto start = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  unsigned quick = 0;
+  EXPECT_EQ(rule.died(quick, start, start + milliseconds(10)), milliseconds(0));
+  EXPECT_EQ(rule.died(quick, start, start + milliseconds(999)), milliseconds(400));
+  EXPECT_EQ(quick, 2u);
+  EXPECT_EQ(rule.died(quick, start, start + milliseconds(1000)), milliseconds(0));  // lived
+  EXPECT_EQ(quick, 0u);
 }
 
 }  // namespace
