@@ -238,7 +238,7 @@ class served_connection {
   }
 
   rapidrpc::registry methods_;
-  rapidrpc::detail::shared_state shared_;
+  rapidrpc::detail::serving_state shared_;
   rapidrpc::detail::loop loop_{shared_, 0};
   int client_ = -1;
   std::string out_;

@@ -171,21 +171,21 @@ access_log::access_log(std::string path, bool writer_thread, access_log_format f
   if (fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "cannot open access log " + path_);
   // State the process-mode children can see change (fork shares it).
-  void* p = ::mmap(nullptr, sizeof(shared_state), PROT_READ | PROT_WRITE,
+  void* p = ::mmap(nullptr, sizeof(mapped_state), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     int e = errno;
     if (fd_ != STDOUT_FILENO) ::close(fd_);
     throw std::system_error(e, std::generic_category(), "access log");
   }
-  shared_ = new (p) shared_state;
+  shared_ = new (p) mapped_state;
   if (!writer_thread) return;
   try {
     thread_ = std::thread([this] { run(); });
   } catch (...) {  // no thread to be had: the destructor will not run
     if (fd_ != STDOUT_FILENO) ::close(fd_);
-    shared_->~shared_state();
-    ::munmap(shared_, sizeof(shared_state));
+    shared_->~mapped_state();
+    ::munmap(shared_, sizeof(mapped_state));
     throw;
   }
 }
@@ -198,8 +198,8 @@ access_log::~access_log() {
   wake_.notify_one();
   if (thread_.joinable()) thread_.join();
   if (fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
-  shared_->~shared_state();
-  ::munmap(shared_, sizeof(shared_state));
+  shared_->~mapped_state();
+  ::munmap(shared_, sizeof(mapped_state));
 }
 
 int access_log::open_file() const {

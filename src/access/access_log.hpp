@@ -117,7 +117,7 @@ class access_log {
  private:
   // What the processes writing to the file share: in a mapping that fork
   // shares, so a child sees what its parent or another child did.
-  struct shared_state {
+  struct mapped_state {
     std::atomic<std::uint32_t> generation{0};  // reopen() count
     std::atomic<std::uint64_t> lost{0};        // lines lost to failed writes, not yet told
     std::atomic<int> lost_error{0};            // the errno that lost them
@@ -149,7 +149,7 @@ class access_log {
   access_log_format format_;
   int fd_ = -1;
   pid_t owner_;                        // the process whose thread writes (0: none)
-  shared_state* shared_ = nullptr;     // shared with children
+  mapped_state* shared_ = nullptr;     // shared with children
   std::uint32_t seen_generation_ = 0;  // in a child: the file it has open
   std::string rest_;              // the writer thread: the end of a line a failed write cut short
   std::uint64_t overflowed_ = 0;  // the writer thread: lines the full queue dropped, not yet told

@@ -67,8 +67,8 @@ struct idle_connection {
 
 // What the client and its calls in flight share. Used from the executor's
 // thread only.
-struct shared_state : std::enable_shared_from_this<shared_state> {
-  shared_state(net::any_io_executor ex, url u, client_options o, bool own)
+struct client_state : std::enable_shared_from_this<client_state> {
+  client_state(net::any_io_executor ex, url u, client_options o, bool own)
       : executor(std::move(ex)),
         target(std::move(u)),
         options(std::move(o)),
@@ -136,7 +136,7 @@ bool is_closed_by_peer(const boost::system::error_code& ec) {
 
 class call_op : public std::enable_shared_from_this<call_op> {
  public:
-  call_op(std::shared_ptr<shared_state> state, std::string body, bool gzip_body,
+  call_op(std::shared_ptr<client_state> state, std::string body, bool gzip_body,
           std::optional<std::uint64_t> json_id, completion done, wire_trace* trace)
       : state_(std::move(state)),
         body_(std::move(body)),
@@ -500,7 +500,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
     done(std::move(r));
   }
 
-  std::shared_ptr<shared_state> state_;
+  std::shared_ptr<client_state> state_;
   std::string body_;
   bool gzip_body_;
   std::optional<std::uint64_t> json_id_;  // the JSON-RPC request's id; none for XML-RPC
@@ -523,7 +523,7 @@ class call_op : public std::enable_shared_from_this<call_op> {
   bool finished_ = false;
 };
 
-void shared_state::schedule(clock::time_point due) {
+void client_state::schedule(clock::time_point due) {
   if (due >= armed || closed) return;
   armed = due;
   deadlines.expires_at(due);
@@ -531,7 +531,7 @@ void shared_state::schedule(clock::time_point due) {
       [self = shared_from_this()](const boost::system::error_code& ec) { self->on_deadline(ec); });
 }
 
-void shared_state::call_ended(call_op* op) {
+void client_state::call_ended(call_op* op) {
   active.erase(op);
   if (active.empty() && !own_loop && armed != clock::time_point::max()) {
     armed = clock::time_point::max();
@@ -539,7 +539,7 @@ void shared_state::call_ended(call_op* op) {
   }
 }
 
-void shared_state::on_deadline(const boost::system::error_code& ec) {
+void client_state::on_deadline(const boost::system::error_code& ec) {
   if (ec || closed) return;  // re-armed or cancelled: a newer wait is pending, or none is needed
   if (deadlines.expiry() > clock::now()) return;
   armed = clock::time_point::max();
@@ -558,7 +558,7 @@ void shared_state::on_deadline(const boost::system::error_code& ec) {
   schedule_earliest();
 }
 
-void shared_state::schedule_earliest() {
+void client_state::schedule_earliest() {
   auto next = clock::time_point::max();
   for (call_op* op : active) next = std::min(next, op->due());
   schedule(next);
@@ -571,7 +571,7 @@ class http_engine final : public client_detail::executor_engine {
  public:
   http_engine(std::optional<net::any_io_executor> ex, std::string_view u, client_options options)
       : executor_engine(std::move(ex), "rapidrpc::client"),
-        state(std::make_shared<shared_state>(executor(), url::parse(u), std::move(options),
+        state(std::make_shared<client_state>(executor(), url::parse(u), std::move(options),
                                              own_loop())) {}
 
   ~http_engine() override {
@@ -594,7 +594,7 @@ class http_engine final : public client_detail::executor_engine {
   http_engine(http_engine&&) = delete;
   http_engine& operator=(http_engine&&) = delete;
 
-  std::shared_ptr<shared_state> state;
+  std::shared_ptr<client_state> state;
 
  private:
   void begin(std::string_view method, const array& params, completion done,

@@ -22,7 +22,7 @@ using tcp = net::ip::tcp;
 
 namespace detail {
 
-loop::loop(shared_state& shared, std::size_t shard)
+loop::loop(serving_state& shared, std::size_t shard)
     : shared_(shared), parsers_(shared.limits), work_(net::make_work_guard(io_)) {
   if (shared.metrics != nullptr) stats_ = shared.metrics->at(shard);
   context_.loop = io_.get_executor();

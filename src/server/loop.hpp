@@ -42,7 +42,7 @@ class access_policy;
 
 /// What every loop reads; written before the loops start, then read-only
 /// (except the atomic counter).
-struct shared_state {
+struct serving_state {
   const rapidrpc::registry* methods = nullptr;
   rapidrpc::limits limits;
   std::vector<std::string> paths;       // XML-RPC, and JSON-RPC when `jsonrpc`
@@ -79,7 +79,7 @@ struct shared_state {
 class loop final : public service {
  public:
   /// A loop counting into `shared.metrics`'s shard `shard` (if counting).
-  loop(shared_state& shared, std::size_t shard);
+  loop(serving_state& shared, std::size_t shard);
 
   /// Serves a duplicate of the listening socket `fd` on this loop (before
   /// start()); returns its address.
@@ -103,7 +103,7 @@ class loop final : public service {
   void join() override;
 
   // Used by connections, on the loop thread.
-  shared_state& shared() noexcept { return shared_; }
+  serving_state& shared() noexcept { return shared_; }
   const call_context& context() const noexcept { return context_; }
   boost::asio::io_context& io() noexcept { return io_; }
   void attach(connection* c) { connections_.insert(c); }
@@ -145,7 +145,7 @@ class loop final : public service {
   void serve_late(boost::asio::ip::tcp::socket s, const boost::asio::ip::tcp::endpoint& peer);
   void finish_if_drained();
 
-  shared_state& shared_;
+  serving_state& shared_;
   // Declared before io_: handlers still queued when io_ is destroyed may own
   // the last reference to a connection, whose destructor detaches itself.
   std::unordered_set<connection*> connections_;

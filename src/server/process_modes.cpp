@@ -52,7 +52,7 @@ int accept_one(const std::vector<int>& listeners, int stop_fd, int timeout_ms) {
 }
 
 /// In a child: serves one connection to its end.
-void serve_connection(shared_state& shared, int fd) {
+void serve_connection(serving_state& shared, int fd) {
   {
     loop l(shared, shared.child_shard);
     l.serve_here(fd);
@@ -71,7 +71,7 @@ bool reap_one(std::vector<int>& children, int pid) {
 
 }  // namespace
 
-process_supervisor::process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
+process_supervisor::process_supervisor(serving_state& shared, serving_mode mode, unsigned processes,
                                        respawn_rule respawn)
     : shared_(shared), mode_(mode), processes_(processes), respawn_(respawn) {
   // A socket pair, not a pipe: a word sent after the supervisor process has

@@ -39,7 +39,7 @@ class process_supervisor final : public service {
  public:
   /// `respawn`: the prefork workers' back-off (server_options::respawn_backoff
   /// and respawn_backoff_max, after the first young death replaced at once).
-  process_supervisor(shared_state& shared, serving_mode mode, unsigned processes,
+  process_supervisor(serving_state& shared, serving_mode mode, unsigned processes,
                      respawn_rule respawn);
   ~process_supervisor() override;
 
@@ -71,7 +71,7 @@ class process_supervisor final : public service {
   int spawn_prefork_worker(std::size_t slot);
   void send(const void* message, std::size_t size);
 
-  shared_state& shared_;
+  serving_state& shared_;
   serving_mode mode_;
   unsigned processes_;
   respawn_rule respawn_;

@@ -55,7 +55,7 @@ void pool_runners::reset() {
   threads.reset();
 }
 
-pool_runners make_pool_runners(const server_options& o, shared_state& shared) {
+pool_runners make_pool_runners(const server_options& o, serving_state& shared) {
   pool_runners out;
   auto& pool = shared.pool;
   if (o.mode == serving_mode::fork || o.mode == serving_mode::prefork) {

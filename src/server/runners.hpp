@@ -2,7 +2,7 @@
 // the mode and the options (docs/design.md, "Modes"): pool threads, the
 // process modes' watchdog, worker processes (isolate), or the front of
 // worker hosts (worker_listen), which has threads or processes of its own
-// besides when `workers` is not 0. shared_state::pool points at what runs
+// besides when `workers` is not 0. serving_state::pool points at what runs
 // them.
 #pragma once
 
@@ -78,6 +78,6 @@ struct pool_runners {
 /// `shared.pool` pointing at them; the front's addresses bound. Throws
 /// std::runtime_error for an address the front cannot bind and what
 /// starting worker processes throws.
-pool_runners make_pool_runners(const server_options& o, shared_state& shared);
+pool_runners make_pool_runners(const server_options& o, serving_state& shared);
 
 }  // namespace rapidrpc::detail

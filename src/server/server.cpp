@@ -40,7 +40,7 @@ using tcp = net::ip::tcp;
 struct server::impl {
   server_options options;
   rapidrpc::registry methods;
-  detail::shared_state shared;
+  detail::serving_state shared;
   // Before the loops: they refer to these.
   std::unique_ptr<detail::tls::context> tls;  // HTTPS; outlives the loops' connections
   std::unique_ptr<detail::access_policy> access;

@@ -26,7 +26,8 @@ struct respawn_rule {
   /// A process started at `started` has died at `now`: counts it into
   /// `quick_deaths` (one that lived longer than `young` starts the count
   /// again) and returns delay() of the count.
-  std::chrono::milliseconds died(unsigned& quick_deaths, std::chrono::steady_clock::time_point started,
+  std::chrono::milliseconds died(unsigned& quick_deaths,
+                                 std::chrono::steady_clock::time_point started,
                                  std::chrono::steady_clock::time_point now) const noexcept {
     quick_deaths = now - started < young ? quick_deaths + 1 : 0;
     return delay(quick_deaths);

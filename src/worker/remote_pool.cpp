@@ -36,9 +36,10 @@ std::string_view text(const zmq::message_t& m) noexcept {
   return {static_cast<const char*>(m.data()), m.size()};
 }
 
-class pool final : public remote_pool {
+class remote_pool_impl final : public remote_pool {
  public:
-  explicit pool(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
+  explicit remote_pool_impl(settings s)
+      : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
     if (settings_.local_runner) local_runner_ = settings_.local_runner(&local_stats_);
     socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(settings_.max_message_bytes));
     socket_.set(zmq::sockopt::linger, 0);
@@ -69,7 +70,7 @@ class pool final : public remote_pool {
     next_id_ = (std::uint64_t{random()} << 32) ^ random();
   }
 
-  ~pool() override {
+  ~remote_pool_impl() override {
     join();
     local_runner_.reset();  // its completions post to io_
     reader_.unwatch();
@@ -530,7 +531,7 @@ class pool final : public remote_pool {
 }  // namespace
 
 std::unique_ptr<remote_pool> make_remote_pool(remote_pool::settings s) {
-  return std::make_unique<pool>(std::move(s));
+  return std::make_unique<remote_pool_impl>(std::move(s));
 }
 
 }  // namespace rapidrpc::detail

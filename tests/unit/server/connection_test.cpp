@@ -133,7 +133,7 @@ class ConnectionTest : public ::testing::Test {
   }
 
   registry methods;
-  shared_state shared;
+  serving_state shared;
 };
 
 // Reads until the end of the stream.
