@@ -139,17 +139,23 @@ std::string temp_log() {
       .string();
 }
 
+// On 127.0.0.1, with an access log and an admin listener.
+server_options logged_and_watched(const std::string& log) {
+  server_options o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.access_log = log;
+  o.admin = "127.0.0.1:0";
+  return o;
+}
+
 TEST(ServerStart, TheNthThreadFailingLeavesNothingRunning) {
   const std::string log = temp_log();
   fail_each_thread(
       [&] {
-        server_options o;
-        o.host = "127.0.0.1";
-        o.port = 0;
+        server_options o = logged_and_watched(log);
         o.threads = 2;
         o.workers = 2;
-        o.access_log = log;
-        o.admin = "127.0.0.1:0";
         o.zmq = {"tcp://127.0.0.1:*"};
         return o;
       },
@@ -165,13 +171,9 @@ TEST(ServerStart, TheNthThreadFailingLeavesNoChildInPrefork) {
   const std::string log = temp_log();
   fail_each_thread(
       [&] {
-        server_options o;
-        o.host = "127.0.0.1";
-        o.port = 0;
+        server_options o = logged_and_watched(log);
         o.mode = serving_mode::prefork;
         o.processes = 2;
-        o.access_log = log;
-        o.admin = "127.0.0.1:0";
         return o;
       },
       1);  // the admin listener's
