@@ -75,10 +75,10 @@ class server {
   bool ready() const;
 
   /// The ZeroMQ addresses bound, as libzmq reports them
-  /// ("tcp://127.0.0.1:40123"; after start()).
+  /// ("tcp://127.0.0.1:40123"; from start() until wait() returns).
   std::vector<std::string> zmq_endpoints() const;
   /// The worker-host addresses bound (worker_listen), as libzmq reports
-  /// them.
+  /// them (from start() until wait() returns).
   std::vector<std::string> worker_endpoints() const;
 
   /// Says the server is about to stop: from now on ready() is false and

@@ -79,7 +79,7 @@ pool_runners make_pool_runners(const server_options& o, serving_state& shared) {
       r.local_threads = out.threads->executor();
     }
     auto front = make_remote_pool(std::move(r));
-    for (const auto& address : o.worker_listen) out.front_bound.push_back(front->bind(address));
+    for (const auto& address : o.worker_listen) front->bind(address);
     out.front = front.get();
     out.runner = std::move(front);
   } else if (o.mode == serving_mode::async_pool && o.isolate) {

@@ -58,7 +58,6 @@ struct pool_runners {
   std::unique_ptr<pool_threads> threads;  ///< pool threads, when calls run on threads
   std::unique_ptr<pool_runner> runner;    ///< the watchdog, worker processes or the front
   remote_pool* front = nullptr;           ///< `runner`, when it is the front of worker hosts
-  std::vector<std::string> front_bound;   ///< the front's addresses (worker_endpoints())
 
   pool_runners();
   ~pool_runners();

@@ -14,6 +14,7 @@
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 #include "service/service.hpp"
+#include "worker/remote_pool.hpp"
 #include "worker/worker_link.hpp"
 #include "zmq/router.hpp"
 
@@ -51,7 +52,6 @@ struct server::impl {
   std::unique_ptr<detail::zmq_router> zmq;                 // after the runners: they post to it
   std::unique_ptr<detail::worker_link> link;               // likewise (worker_connect)
   std::vector<tcp::endpoint> bound;
-  std::vector<std::string> zmq_bound;
   // Metrics and the admin listener (server_options::metrics, admin). The
   // store is made before the loops (they take their shards from it) and
   // outlives everything that counts; the admin listener stops last.
@@ -88,7 +88,6 @@ struct server::impl {
     admin.reset();
     listening.clear();
     zmq.reset();
-    zmq_bound.clear();
     link.reset();
     loops.clear();
     supervisor.reset();
@@ -261,7 +260,7 @@ void server::impl::make_zmq() {
   z.metrics_shard = 0;
   z.lines = shared.lines;
   zmq = std::make_unique<detail::zmq_router>(z);
-  for (const auto& address : options.zmq) zmq_bound.push_back(zmq->bind(address));
+  for (const auto& address : options.zmq) zmq->bind(address);
 }
 
 void server::impl::make_link() {
@@ -311,9 +310,14 @@ std::uint16_t server::port() const {
   return impl_->bound.empty() ? 0 : impl_->bound.front().port();
 }
 
-std::vector<std::string> server::zmq_endpoints() const { return impl_->zmq_bound; }
+std::vector<std::string> server::zmq_endpoints() const {
+  return impl_->zmq ? impl_->zmq->endpoints() : std::vector<std::string>{};
+}
 
-std::vector<std::string> server::worker_endpoints() const { return impl_->runners.front_bound; }
+std::vector<std::string> server::worker_endpoints() const {
+  return impl_->runners.front != nullptr ? impl_->runners.front->endpoints()
+                                         : std::vector<std::string>{};
+}
 
 std::vector<std::string> server::endpoints() const { return detail::host_ports(impl_->bound); }
 

@@ -100,8 +100,11 @@ class remote_pool_impl final : public remote_pool {
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("cannot bind the worker-host endpoint " + address + ": " + e.what());
     }
-    return socket_.get(zmq::sockopt::last_endpoint);
+    bound_.push_back(socket_.get(zmq::sockopt::last_endpoint));
+    return bound_.back();
   }
+
+  std::vector<std::string> endpoints() const override { return bound_; }
 
   void start() override {
     reader_.watch(socket_);
@@ -525,6 +528,7 @@ class remote_pool_impl final : public remote_pool {
   std::uint64_t next_id_ = 0;
   unsigned local_busy_ = 0;
   bool stopping_ = false;
+  std::vector<std::string> bound_;  // endpoints()
   std::thread thread_;
 };
 

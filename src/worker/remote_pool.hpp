@@ -47,8 +47,9 @@ class remote_pool : public pool_runner, public service {
     logger lines;  ///< hosts come and gone, refused handshakes
   };
 
-  /// Binds one more address, before start(); returns the address bound.
-  /// Throws std::runtime_error saying why it cannot.
+  /// Binds one more address, before start(); returns the address bound,
+  /// which endpoints() then lists. Throws std::runtime_error saying why it
+  /// cannot.
   virtual std::string bind(const std::string& address) = 0;
   // As a service: start() starts its thread. stop() changes nothing: the
   // loops and endpoints that hand it calls drain after it is stopped, and it

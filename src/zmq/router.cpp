@@ -79,6 +79,7 @@ std::string zmq_router::bind(const std::string& address) {
   }
   std::string bound = socket_.get(zmq::sockopt::last_endpoint);
   if (bound.starts_with("ipc://")) ipc_files_.push_back(bound.substr(6));
+  bound_.push_back(bound);
   return bound;
 }
 

@@ -69,6 +69,8 @@ class zmq_router final : public service {
   /// (with the port picked for "*"). Throws std::runtime_error saying why.
   /// An ipc:// socket's file is removed when the router is destroyed.
   std::string bind(const std::string& address);
+  /// The addresses bound, as bind() returned them.
+  std::vector<std::string> endpoints() const override { return bound_; }
   /// Starts serving on a thread of its own.
   void start() override;
   /// Any thread: stop taking requests, send the replies of the calls in
@@ -103,6 +105,7 @@ class zmq_router final : public service {
   std::unique_ptr<access_log_buffer> log_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;
+  std::vector<std::string> bound_;      // endpoints()
   std::vector<std::string> ipc_files_;  // removed at destruction
   free_list<call> calls_;               // in flight, and free ones to reuse
   bool draining_ = false;
