@@ -161,7 +161,7 @@ std::vector<int> admin_listener::listening_descriptors() const {
 
 std::unique_ptr<admin_listener> make_admin_listener(const server_options& options,
                                                     admin_listener::handlers h) {
-  if (options.admin.empty() && options.admin_listen_fds.empty()) return nullptr;
+  if (!admin_wanted(options)) return nullptr;
   auto admin = std::make_unique<admin_listener>(options.server_name, std::move(h));
   for (int fd : options.admin_listen_fds) admin->adopt(fd);
   if (options.admin_listen_fds.empty()) {

@@ -84,6 +84,11 @@ class admin_listener final : public service {
   std::thread thread_;
 };
 
+/// Whether `options` ask for an admin listener (admin or admin_listen_fds).
+inline bool admin_wanted(const server_options& options) {
+  return !options.admin.empty() || !options.admin_listen_fds.empty();
+}
+
 /// The admin listener `options` ask for (admin_listen_fds, else admin's
 /// HOST:PORT on each of its addresses), bound and not yet started; null
 /// when they ask for none. Throws std::system_error when an address cannot

@@ -19,7 +19,7 @@ std::unique_ptr<pool_runner> worker_processes(const server_options& o, unsigned 
 }  // namespace
 
 pool_threads::pool_threads(unsigned count)
-    : count_(count), io_(count == 1 ? 1 : static_cast<int>(count)), work_(io_.get_executor()) {}
+    : count_(count), io_(static_cast<int>(count)), work_(io_.get_executor()) {}
 
 pool_threads::~pool_threads() { join(); }
 

@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <functional>
 #include <mutex>
 #include <system_error>
 
@@ -114,7 +113,6 @@ struct server::impl {
   bool process_mode() const {
     return options.mode == serving_mode::fork || options.mode == serving_mode::prefork;
   }
-  bool admin_on() const { return !options.admin.empty() || !options.admin_listen_fds.empty(); }
   // The steps of start(), in order (defined below).
   void configure();
   void make_runners();
@@ -196,7 +194,7 @@ void server::impl::make_runners() {
     shared.max_open_per_loop = 1;
     shared.close_after_response = true;
   }
-  if (options.metrics || admin_on()) {
+  if (options.metrics || detail::admin_wanted(options)) {
     // Shard 0 is the ZeroMQ endpoint's; then one per loop, or one per
     // process slot of fork and prefork. The registry is read-only from here.
     const std::size_t writers = process_mode() ? count_or_cores(options.processes) : threads;
