@@ -44,6 +44,7 @@ run_result run_captured(const std::vector<std::string>& argv, std::chrono::milli
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // as the worker processes: nothing else
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -68,6 +71,18 @@ TEST(WorkerDescribe, RegistersTheTableAsPoolMethods) {
   ASSERT_NE(join, nullptr);
   EXPECT_EQ(join->param_count->second, method::any_count);
   EXPECT_EQ(methods.find("--describe"), nullptr);
+}
+
+TEST(WorkerDescribe, TheProgramInheritsNoDescriptorOfTheCaller) {
+  // A descriptor the program has open without close-on-exec (a listening
+  // socket, say) does not reach the worker program.
+  const int fd = ::open("/dev/null", O_RDONLY);  // no O_CLOEXEC
+  ASSERT_GE(fd, 3);
+  const std::string path = "/proc/$$/fd/" + std::to_string(fd);
+  const std::string why =
+      refusal(sh("test -e " + path + " && { echo 'inherited " + path + "' >&2; exit 5; }; exit 0"));
+  ::close(fd);
+  EXPECT_EQ(why.find("inherited"), std::string::npos) << why;
 }
 
 TEST(WorkerDescribe, RefusesAProgramThatFailsWithItsOwnWords) {
