@@ -136,6 +136,12 @@ class ConnectionTest : public ::testing::Test {
   serving_state shared;
 };
 
+// Writes `n` bytes as a client does; a connection closed early makes it
+// fail (a short count) rather than raise SIGPIPE.
+ssize_t client_send(int fd, const char* data, std::size_t n) {
+  return ::send(fd, data, n, MSG_NOSIGNAL);
+}
+
 // Reads until the end of the stream.
 std::string read_all(int fd) {
   std::string got;
@@ -158,7 +164,7 @@ TEST_F(ConnectionTest, ReadsSplitAtEveryByteAnswerEveryPipelinedRequest) {
   serve([&](int fd) {
     int sent_bytes = 0;
     for (char byte : stream) {
-      if (::write(fd, &byte, 1) != 1 || !reads_made(++sent_bytes)) in_step = false;
+      if (client_send(fd, &byte, 1) != 1 || !reads_made(++sent_bytes)) in_step = false;
     }
     ::shutdown(fd, SHUT_WR);
     got = read_all(fd);
@@ -179,7 +185,7 @@ TEST_F(ConnectionTest, ALargeReplyLeavesThroughATinySendBuffer) {
       [&](int fd) {
         const std::string request = xmlrpc_call(
             "text", "<param><value><int>" + std::to_string(length) + "</int></value></param>");
-        ASSERT_EQ(::write(fd, request.data(), request.size()),
+        ASSERT_EQ(client_send(fd, request.data(), request.size()),
                   static_cast<ssize_t>(request.size()));
         ::shutdown(fd, SHUT_WR);
         // Slowly, so that the connection finds its socket full.
@@ -205,7 +211,7 @@ TEST_F(ConnectionTest, ASendFailingAtTheNthCallClosesTheConnection) {
     fail_send_at = fail_at;
     std::string got;
     serve([&](int fd) {
-      ASSERT_EQ(::write(fd, stream.data(), stream.size()), static_cast<ssize_t>(stream.size()));
+      ASSERT_EQ(client_send(fd, stream.data(), stream.size()), static_cast<ssize_t>(stream.size()));
       ::shutdown(fd, SHUT_WR);
       got = read_all(fd);
     });
