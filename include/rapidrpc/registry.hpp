@@ -40,7 +40,8 @@ enum class execution : std::uint8_t {
 
 namespace detail {
 struct pool_target;  // where a server runs pool methods (private)
-}
+class passage;       // a caller that passes XML-RPC documents on (private)
+}  // namespace detail
 
 /// Who makes a call, as the server saw the connection it came on.
 struct call_peer {
@@ -306,6 +307,11 @@ class registry {
   /// without one). Never throws; every failure becomes a fault in `done`.
   void invoke(const call_context& ctx, std::string_view name, array params,
               std::function<void(outcome)> done) const;
+  /// The same, for the server's transports: a pool call's runner may take
+  /// the request as the document it came in and answer with the document a
+  /// worker wrote, through `through` (may be null).
+  void invoke(const call_context& ctx, std::string_view name, array params,
+              std::function<void(outcome)> done, detail::passage* through) const;
 
  private:
   template <class F, class R, class... Args>

@@ -8,7 +8,11 @@
 // server sends a methodCall; the worker answers with one methodResponse (a
 // result or a fault), then waits for the next call; it exits when the socket
 // reaches end of stream. A worker may be written in any language that can
-// read XML-RPC (docs/design.md, "Worker processes").
+// read XML-RPC. Both documents are UTF-8; the server passes an XML-RPC
+// client's request on as it came when it is in UTF-8 and XML-RPC's plain
+// grammar (whitespace between elements included), and passes the worker's
+// answer on to that client as it was written (docs/design.md, "Worker
+// processes").
 #pragma once
 
 #include <rapidrpc/registry.hpp>

@@ -2,6 +2,8 @@
 
 #include "registry/pool.hpp"
 
+#include <rapidrpc/xmlrpc.hpp>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -137,11 +139,13 @@ std::vector<std::string> registry::names() const {
   return out;
 }
 
+namespace detail {
+
 namespace {
 
 // A pool method on a worker thread, counted as running (not queued) while
 // it runs.
-outcome call_counted(const method& m, array& params, detail::metrics::pool_stats* stats) {
+outcome call_counted(const method& m, array& params, metrics::pool_stats* stats) {
   if (stats == nullptr) return call_method(m, params);
   stats->queued.fetch_sub(1, std::memory_order_relaxed);
   stats->busy.fetch_add(1, std::memory_order_relaxed);
@@ -152,8 +156,82 @@ outcome call_counted(const method& m, array& params, detail::metrics::pool_stats
 
 }  // namespace
 
+void thread_runner::run(pool_call c) {
+  if (stats_ != nullptr) stats_->queued.fetch_add(1, std::memory_order_relaxed);
+  if (c.timeout.count() == 0) {
+    boost::asio::post(threads_, [m = c.m, params = std::move(c.params), loop = std::move(c.loop),
+                                 done = std::move(c.done), stats = stats_]() mutable {
+      outcome o = call_counted(*m, params, stats);
+      boost::asio::post(
+          loop, [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
+    });
+    return;
+  }
+  // With a deadline: the result and the timer race through one responder;
+  // the first to deliver wins.
+  responder reply(c.loop, std::move(c.done));
+  auto timer = std::make_shared<boost::asio::steady_timer>(c.loop, c.timeout);
+  timer->async_wait([reply](const boost::system::error_code& ec) {
+    if (!ec) reply.fail(call_timeout());
+  });
+  boost::asio::post(
+      threads_, [m = c.m, params = std::move(c.params), reply, timer, stats = stats_]() mutable {
+        outcome o = call_counted(*m, params, stats);
+        if (auto* v = std::get_if<value>(&o))
+          reply.reply(std::move(*v));
+        else
+          reply.fail(std::get<fault>(std::move(o)));
+        // The timer belongs to the loop: cancel it there.
+        boost::asio::post(reply.loop(), [timer] { timer->cancel(); });
+      });
+}
+
+std::string_view call_document(const pool_call& c, std::string& scratch) {
+  if (c.through != nullptr && !c.through->request.empty()) return c.through->request;
+  xmlrpc::write_call(scratch, c.name, c.params);
+  return scratch;
+}
+
+void finish_with_document(pool_call& c, std::string document, std::string_view unreadable) {
+  std::int32_t code = 0;
+  outcome read;
+  // A fault is read whole (for its code); a result only when the caller
+  // wants values. In a document that reads, "<fault>" is markup only
+  // where the answer is a fault: text has "<" escaped.
+  if (c.through == nullptr || document.find("<fault>") != std::string::npos) {
+    auto parsed = xmlrpc::parse_response(document);
+    if (auto* o = std::get_if<outcome>(&parsed))
+      read = std::move(*o);
+    else
+      read = fault(fault_code::internal_error, std::string(unreadable));
+    if (const auto* f = std::get_if<fault>(&read)) code = f->code();
+    if (std::holds_alternative<xmlrpc::parse_error>(parsed)) document.clear();
+  }
+  if (c.through == nullptr || document.empty()) {
+    boost::asio::post(c.loop, [done = std::move(c.done), read = std::move(read)]() mutable {
+      done(std::move(read));
+    });
+    return;
+  }
+  boost::asio::post(c.loop, [done = std::move(c.done), through = c.through,
+                             document = std::move(document), code]() mutable {
+    through->take_document(std::move(document), code);
+    if (code == 0)
+      done(value());
+    else
+      done(fault(code, {}));
+  });
+}
+
+}  // namespace detail
+
 void registry::invoke(const call_context& ctx, std::string_view name, array params,
                       std::function<void(outcome)> done) const {
+  invoke(ctx, name, std::move(params), std::move(done), nullptr);
+}
+
+void registry::invoke(const call_context& ctx, std::string_view name, array params,
+                      std::function<void(outcome)> done, detail::passage* through) const {
   if (authorizer_) {
     // Before the lookup, so a refused caller cannot probe which methods exist.
     std::optional<fault> refused;
@@ -188,40 +266,17 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       done(call_method(*m, params));
       return;
     case execution::pool: {
-      auto timeout = m->timeout.count() != 0 ? m->timeout : default_timeout_;
-      if (ctx.pool != nullptr && ctx.pool->runner != nullptr) {
-        ctx.pool->runner->run(*m, name, std::move(params), timeout, ctx.loop, std::move(done));
-        return;
-      }
-      const auto& pool = ctx.pool != nullptr && ctx.pool->executor ? ctx.pool->executor : ctx.loop;
-      detail::metrics::pool_stats* stats = ctx.pool != nullptr ? ctx.pool->stats : nullptr;
-      if (stats != nullptr) stats->queued.fetch_add(1, std::memory_order_relaxed);
-      if (timeout.count() == 0) {
-        boost::asio::post(pool, [m, params = std::move(params), loop = ctx.loop,
-                                 done = std::move(done), stats]() mutable {
-          outcome o = call_counted(*m, params, stats);
-          boost::asio::post(
-              loop, [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
-        });
-        return;
-      }
-      // With a deadline: the result and the timer race through one
-      // responder; the first to deliver wins. A thread cannot be stopped, so
-      // a late result is dropped.
-      responder reply(ctx.loop, std::move(done));
-      auto timer = std::make_shared<boost::asio::steady_timer>(ctx.loop, timeout);
-      timer->async_wait([reply](const boost::system::error_code& ec) {
-        if (!ec) reply.fail(detail::call_timeout());
-      });
-      boost::asio::post(pool, [m, params = std::move(params), reply, timer, stats]() mutable {
-        outcome o = call_counted(*m, params, stats);
-        if (auto* v = std::get_if<value>(&o))
-          reply.reply(std::move(*v));
-        else
-          reply.fail(std::get<fault>(std::move(o)));
-        // The timer belongs to the loop: cancel it there.
-        boost::asio::post(reply.loop(), [timer] { timer->cancel(); });
-      });
+      detail::pool_call c{m,
+                          name,
+                          std::move(params),
+                          m->timeout.count() != 0 ? m->timeout : default_timeout_,
+                          ctx.loop,
+                          std::move(done),
+                          through};
+      if (ctx.pool != nullptr && ctx.pool->runner != nullptr)
+        ctx.pool->runner->run(std::move(c));
+      else
+        detail::thread_runner(ctx.loop).run(std::move(c));
       return;
     }
     case execution::async: {

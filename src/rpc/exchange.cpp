@@ -114,12 +114,27 @@ void exchange::start_xml(std::string_view document, const call_context& ctx,
   method_name_ = call.method;
   method_ = method_name_;
   array params = std::move(call.params);
+  // A runner that passes documents on may take the request's own bytes,
+  // if a worker can read them as they are, and answer with its worker's
+  // (take_document()).
+  request = xml->read_directly() ? document : std::string_view();
   parsers_->give(std::move(xml), document.size());
-  methods_.invoke(ctx, method_name_, std::move(params),
-                  [this, sink = std::move(sink)](const outcome& o) {
-                    finish_xml(o);
-                    deliver(*sink);
-                  });
+  methods_.invoke(
+      ctx, method_name_, std::move(params),
+      [this, sink = std::move(sink)](const outcome& o) {
+        if (!taken_) finish_xml(o);
+        taken_ = false;
+        deliver(*sink);
+      },
+      this);
+  request = {};
+}
+
+void exchange::take_document(std::string document, std::int32_t fault) {
+  clear_body();
+  body_ += document;
+  reply_ = {written(), xml_content_type, fault};
+  taken_ = true;
 }
 
 void exchange::finish_xml(const outcome& o) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "metrics/metrics.hpp"
+#include "registry/pool.hpp"
 
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/registry.hpp>
@@ -85,7 +86,7 @@ class parser_pool {
   std::vector<std::unique_ptr<xmlrpc::parser>> free_;
 };
 
-class exchange {
+class exchange final : private passage {
  public:
   /// Reads the documents within `lim` (its document limits: limits.hpp).
   exchange(const registry& methods, const limits& lim) noexcept : methods_(methods), limits_(lim) {}
@@ -153,6 +154,9 @@ class exchange {
   void start_json(std::string_view document, const call_context& ctx,
                   std::shared_ptr<reply_sink>& sink);
   void finish_xml(const outcome& o);
+  /// passage: the answer of an XML-RPC request's pool call, as its worker
+  /// wrote it, becomes the reply as it is.
+  void take_document(std::string document, std::int32_t fault) override;
   void finish_json(const outcome& o);
   void answer_error(std::string_view id, std::int32_t code, std::string_view detail,
                     reply_sink& sink);
@@ -180,6 +184,7 @@ class exchange {
   std::string json_id_;      // JSON text; empty: a notification
   std::string body_;
   reply reply_;
+  bool taken_ = false;  // the reply is a worker's document (take_document())
 
   const metrics::store* store_ = nullptr;  // counting is off without it
   metrics::shard shard_;

@@ -245,9 +245,6 @@ void process_supervisor::supervise_fork() {
     pid = ::fork();
     if (pid == 0) {
       shared_.child_shard = slot_shard(slot);
-      // The pool's figures are the supervisor's (a child that dies in a
-      // call would leave its share in them).
-      shared_.pool.stats = nullptr;
       ::close(control_pipe_[0]);
       for (int l : listeners_) ::close(l);
       watchdog::install(shared_.tls == nullptr);
@@ -267,7 +264,6 @@ int process_supervisor::spawn_prefork_worker(std::size_t slot) {
   int pid = ::fork();
   if (pid != 0) return pid;
   shared_.child_shard = slot_shard(slot);
-  shared_.pool.stats = nullptr;  // as in a child of fork mode
   // The worker: its own copy of the listening sockets; it stops when the
   // supervisor's end of workers_pipe_ closes.
   ::close(workers_pipe_[1]);

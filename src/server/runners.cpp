@@ -1,5 +1,6 @@
 #include "server/runners.hpp"
 
+#include "registry/pool.hpp"
 #include "server/watchdog.hpp"
 #include "worker/remote_pool.hpp"
 #include "worker/worker_pool.hpp"
@@ -58,6 +59,8 @@ void pool_runners::reset() {
 pool_runners make_pool_runners(const server_options& o, serving_state& shared) {
   pool_runners out;
   auto& pool = shared.pool;
+  // The pool's figures, which a scrape reads; none without metrics.
+  metrics::pool_stats* figures = shared.metrics != nullptr ? &shared.metrics->pool() : nullptr;
   if (o.mode == serving_mode::fork || o.mode == serving_mode::prefork) {
     // Every method inline in the child, bounded by the watchdog.
     out.runner = std::make_unique<watchdog::runner>();
@@ -66,7 +69,7 @@ pool_runners make_pool_runners(const server_options& o, serving_state& shared) {
     // place for calls to go.
     remote_pool::settings r;
     r.local_capacity = o.workers;
-    r.stats = pool.stats;
+    r.stats = figures;
     r.curve_secret_key = o.worker_curve.secret_key;
     r.curve_host_keys = o.worker_curve.host_public_keys;
     r.lines = shared.lines;
@@ -74,19 +77,22 @@ pool_runners make_pool_runners(const server_options& o, serving_state& shared) {
       r.local_runner = [&o, lines = shared.lines](metrics::pool_stats* stats) {
         return worker_processes(o, o.workers, stats, lines);
       };
+      r.local_timeouts = true;
     } else if (o.workers != 0) {
       out.threads = std::make_unique<pool_threads>(o.workers);
-      r.local_threads = out.threads->executor();
+      r.local_runner = [threads = out.threads->executor()](metrics::pool_stats*) {
+        return std::make_unique<thread_runner>(threads);
+      };
     }
     auto front = make_remote_pool(std::move(r));
     for (const auto& address : o.worker_listen) front->bind(address);
     out.front = front.get();
     out.runner = std::move(front);
   } else if (o.mode == serving_mode::async_pool && o.isolate) {
-    out.runner = worker_processes(o, count_or_cores(o.workers), pool.stats, shared.lines);
+    out.runner = worker_processes(o, count_or_cores(o.workers), figures, shared.lines);
   } else if (o.mode == serving_mode::async_pool) {
     out.threads = std::make_unique<pool_threads>(count_or_cores(o.workers));
-    pool.executor = out.threads->executor();
+    out.runner = std::make_unique<thread_runner>(out.threads->executor(), figures);
   }
   pool.runner = out.runner.get();
   return out;

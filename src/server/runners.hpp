@@ -2,8 +2,8 @@
 // the mode and the options (docs/design.md, "Modes"): pool threads, the
 // process modes' watchdog, worker processes (isolate), or the front of
 // worker hosts (worker_listen), which has threads or processes of its own
-// besides when `workers` is not 0. serving_state::pool points at what runs
-// them.
+// besides when `workers` is not 0; each is a pool_runner (registry/pool.hpp).
+// serving_state::pool points at what runs them.
 #pragma once
 
 #include "server/loop.hpp"
@@ -56,7 +56,7 @@ class pool_threads final : public service {
 
 struct pool_runners {
   std::unique_ptr<pool_threads> threads;  ///< pool threads, when calls run on threads
-  std::unique_ptr<pool_runner> runner;    ///< the watchdog, worker processes or the front
+  std::unique_ptr<pool_runner> runner;    ///< the threads', the watchdog, processes or front
   remote_pool* front = nullptr;           ///< `runner`, when it is the front of worker hosts
 
   pool_runners();

@@ -94,7 +94,6 @@ struct server::impl {
     shared.log = nullptr;
     log.reset();
     shared.metrics = nullptr;
-    shared.pool.stats = nullptr;
     metrics.reset();
     bound.clear();
   }
@@ -200,7 +199,6 @@ void server::impl::make_runners() {
     const std::size_t writers = process_mode() ? count_or_cores(options.processes) : threads;
     metrics = std::make_unique<detail::metrics::store>(methods.names(), 1 + writers);
     shared.metrics = metrics.get();
-    shared.pool.stats = &metrics->pool();
   }
   runners = detail::make_pool_runners(options, shared);
   if (process_mode()) {

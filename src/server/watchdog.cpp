@@ -64,9 +64,8 @@ void watch(int fd, std::string_view server_name, const rpc::exchange* calls) {
   watched_calls = calls;
 }
 
-void runner::run(const method& m, std::string_view, array params, std::chrono::milliseconds timeout,
-                 boost::asio::any_io_executor, std::function<void(outcome)> done) {
-  if (timeout.count() > 0) {
+void runner::run(pool_call c) {
+  if (c.timeout.count() > 0) {
     std::string body;
     http::response_head head;
     head.content_type = watched_calls->timeout_reply(body);  // watch() came before the call
@@ -75,11 +74,11 @@ void runner::run(const method& m, std::string_view, array params, std::chrono::m
     head.content_length = body.size();
     http::write_head(prepared, server_header, head);
     prepared += body;
-    arm(timeout);
+    arm(c.timeout);
   }
-  outcome result = call_method(m, params);
-  if (timeout.count() > 0) disarm();
-  done(std::move(result));
+  outcome result = call_method(*c.m, c.params);
+  if (c.timeout.count() > 0) disarm();
+  c.done(std::move(result));
 }
 
 }  // namespace rapidrpc::detail::watchdog

@@ -29,8 +29,7 @@ void watch(int fd, std::string_view server_name, const rpc::exchange* calls);
 /// Runs pool methods inline under the watchdog.
 class runner final : public pool_runner {
  public:
-  void run(const method& m, std::string_view name, array params, std::chrono::milliseconds timeout,
-           boost::asio::any_io_executor loop, std::function<void(outcome)> done) override;
+  void run(pool_call c) override;
 };
 
 }  // namespace rapidrpc::detail::watchdog

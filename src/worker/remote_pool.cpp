@@ -117,34 +117,36 @@ class remote_pool_impl final : public remote_pool {
     thread_ = std::thread([this] { io_.run(); });
   }
 
-  void run(const method& m, std::string_view name, array params, std::chrono::milliseconds timeout,
-           net::any_io_executor loop, std::function<void(outcome)> done) override {
-    // Encoded on the caller's loop thread; the pool's thread moves bytes.
+  void run(pool_call c) override {
+    // Framed on the caller's loop thread (the request's own document when
+    // it came as one); the pool's thread moves bytes.
     auto j = std::make_unique<job>();
-    j->m = &m;
-    xmlrpc::write_call(j->document, name, params);
-    if (settings_.local_capacity != 0) {
-      j->name = name;
-      j->params = std::move(params);
-    }
-    j->timeout = timeout;
-    j->loop = std::move(loop);
-    j->done = std::move(done);
+    std::string written;
+    const std::string_view document = call_document(c, written);
+    if (document.data() == written.data())  // written here: moved, not copied
+      j->document = std::move(written);
+    else
+      j->document = document;
+    j->request = j->document;                          // for the local workers, if any
+    if (settings_.local_capacity == 0) c.params = {};  // else kept for local threads
+    c.name = {};
+    j->call = std::move(c);
     net::post(io_, [this, j = std::move(j)]() mutable { accept(std::move(j)); });
   }
 
  private:
   struct host;
 
-  struct job {
+  // A call, and the passage its local worker processes answer through.
+  struct job final : passage {
+    void take_document(std::string response, std::int32_t /*fault*/) override {
+      answer = std::move(response);
+    }
+
     std::uint64_t id = 0;
-    const method* m = nullptr;
     std::string document;  // the methodCall
-    std::string name;      // with params: kept for the local workers, if any
-    array params;
-    std::chrono::milliseconds timeout{0};
-    net::any_io_executor loop;
-    std::function<void(outcome)> done;
+    pool_call call;        // its caller's
+    std::string answer;    // the methodResponse the local workers wrote, if taken
     std::unique_ptr<net::steady_timer> timer;
     host* on = nullptr;       // the host running it
     bool local = false;       // run by the local workers
@@ -166,8 +168,18 @@ class remote_pool_impl final : public remote_pool {
     if (j.finished) return;
     j.finished = true;
     if (j.timer) j.timer->cancel();
-    net::post(j.loop,
-              [done = std::move(j.done), o = std::move(o)]() mutable { done(std::move(o)); });
+    net::post(j.call.loop,
+              [done = std::move(j.call.done), o = std::move(o)]() mutable { done(std::move(o)); });
+  }
+
+  // With the methodResponse a worker wrote, passed on as it is when the
+  // caller takes documents.
+  void finish(job& j, std::string document) {
+    if (j.finished) return;
+    j.finished = true;
+    if (j.timer) j.timer->cancel();
+    finish_with_document(j.call, std::move(document),
+                         "internal error: an answer that cannot be read");
   }
 
   void accept(std::unique_ptr<job> j) {
@@ -188,8 +200,8 @@ class remote_pool_impl final : public remote_pool {
       return;
     }
     j->id = next_id_++;
-    if (j->timeout.count() > 0) {
-      j->timer = std::make_unique<net::steady_timer>(io_, j->timeout);
+    if (j->call.timeout.count() > 0) {
+      j->timer = std::make_unique<net::steady_timer>(io_, j->call.timeout);
       j->timer->async_wait([this, id = j->id](const boost::system::error_code& ec) {
         if (!ec) timed_out(id);
       });
@@ -248,25 +260,31 @@ class remote_pool_impl final : public remote_pool {
     publish();
   }
 
+  // The local workers answer on io_; worker processes through the job's
+  // passage, with the document they wrote.
   void run_local(job& j) {
     j.local = true;
     ++local_busy_;
     auto id = j.id;
-    if (local_runner_) {
-      local_runner_->run(*j.m, j.name, std::move(j.params), j.timeout, io_.get_executor(),
-                         [this, id](outcome o) { local_done(id, std::move(o)); });
-      return;
-    }
-    net::post(settings_.local_threads, [this, id, m = j.m, params = std::move(j.params)]() mutable {
-      outcome o = call_method(*m, params);
-      net::post(io_, [this, id, o = std::move(o)]() mutable { local_done(id, std::move(o)); });
-    });
+    pool_call c{
+        j.call.m, {}, std::move(j.call.params), {}, io_.get_executor(), [this, id](outcome o) {
+          local_done(id, std::move(o));
+        }};
+    // Threads cannot be stopped: a call of theirs keeps its place until it
+    // returns, whatever its timeout said to its caller.
+    if (settings_.local_timeouts) c.timeout = j.call.timeout;
+    c.through = &j;
+    local_runner_->run(std::move(c));
   }
 
   void local_done(std::uint64_t id, outcome o) {
     --local_busy_;
     if (auto it = jobs_.find(id); it != jobs_.end()) {
-      finish(*it->second, std::move(o));
+      job& j = *it->second;
+      if (!j.answer.empty())
+        finish(j, std::move(j.answer));
+      else
+        finish(j, std::move(o));
       jobs_.erase(it);
     }
     dispatch();
@@ -431,7 +449,7 @@ class remote_pool_impl final : public remote_pool {
       h.calls.erase(call);
       --h.in_flight;
       if (auto j = jobs_.find(id); j != jobs_.end()) {
-        answered(*j->second, m.document);
+        finish(*j->second, std::string(m.document));
         jobs_.erase(j);
       }
       if (h.leaving && h.calls.empty()) return drop(h, "");
@@ -493,14 +511,6 @@ class remote_pool_impl final : public remote_pool {
                         static_cast<int>(address.size()), address.data());
     refusals_ = 0;
     last_refusal_log_ = now;
-  }
-
-  void answered(job& j, std::string_view response) {
-    auto parsed = xmlrpc::parse_response(response);
-    if (auto* r = std::get_if<outcome>(&parsed))
-      finish(j, std::move(*r));
-    else
-      finish(j, fault(fault_code::internal_error, "internal error: an answer that cannot be read"));
   }
 
   settings settings_;

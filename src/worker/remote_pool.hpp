@@ -16,8 +16,6 @@
 #include "registry/pool.hpp"
 #include "service/service.hpp"
 
-#include <boost/asio/any_io_executor.hpp>
-
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -30,12 +28,15 @@ class remote_pool : public pool_runner, public service {
  public:
   struct settings {
     /// Local workers: `local_capacity` calls at once, run by the runner
-    /// `local_runner` makes (worker processes, counted into the figures it
-    /// is given; the pool owns it) or else on `local_threads`. Zero: every
-    /// call goes to a worker host.
+    /// `local_runner` makes (threads, or worker processes counted into the
+    /// figures it is given; the pool owns it). Zero: every call goes to a
+    /// worker host.
     unsigned local_capacity = 0;
     std::function<std::unique_ptr<pool_runner>(metrics::pool_stats*)> local_runner;
-    boost::asio::any_io_executor local_threads;
+    /// The local runner ends a call at its timeout (worker processes do;
+    /// threads cannot, so a call of theirs keeps its place until it
+    /// returns).
+    bool local_timeouts = false;
     /// Receives the pool's figures (outlives the pool); may be null.
     metrics::pool_stats* stats = nullptr;
     /// Past this size libzmq drops the host's connection.

@@ -37,9 +37,7 @@ using clock = std::chrono::steady_clock;
 
 struct job {
   std::string frame;  // the call, framed
-  std::chrono::milliseconds timeout{0};
-  net::any_io_executor loop;
-  std::function<void(outcome)> done;
+  detail::pool_call call;
   // Workers it was sent to that died before reading it; or, while no
   // worker was ready, that died before they were.
   unsigned deliveries = 0;
@@ -102,13 +100,15 @@ class worker_pool final : public detail::pool_runner {
     }
   }
 
-  void run(const method&, std::string_view name, array params, std::chrono::milliseconds timeout,
-           net::any_io_executor loop, std::function<void(outcome)> done) override {
-    // Encode on the caller's loop thread; the pool thread only moves bytes.
-    std::string doc;
-    xmlrpc::write_call(doc, name, params);
-    job j{{}, timeout, std::move(loop), std::move(done)};
-    detail::append_frame(j.frame, doc);
+  void run(detail::pool_call c) override {
+    // Framed on the caller's loop thread (the request's own document when
+    // it came as one); the pool thread only moves bytes.
+    job j;
+    std::string written;
+    detail::append_frame(j.frame, detail::call_document(c, written));
+    c.params = {};  // not needed past here
+    c.name = {};
+    j.call = std::move(c);
     net::post(io_, [this, j = std::move(j)]() mutable {
       queue_.push_back(std::move(j));
       dispatch();
@@ -136,8 +136,8 @@ class worker_pool final : public detail::pool_runner {
   };
 
   static void finish(job& j, outcome o) {
-    net::post(j.loop,
-              [done = std::move(j.done), o = std::move(o)]() mutable { done(std::move(o)); });
+    net::post(j.call.loop,
+              [done = std::move(j.call.done), o = std::move(o)]() mutable { done(std::move(o)); });
   }
 
   void spawn(worker& w) {
@@ -219,8 +219,8 @@ class worker_pool final : public detail::pool_runner {
 
   void start(worker& w) {
     auto gen = w.generation;
-    if (w.current->timeout.count() > 0) {
-      w.timer = std::make_unique<net::steady_timer>(io_, w.current->timeout);
+    if (w.current->call.timeout.count() > 0) {
+      w.timer = std::make_unique<net::steady_timer>(io_, w.current->call.timeout);
       w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
         if (ec || gen != w.generation || !w.current) return;
         // A runaway: the caller hears now, the process is killed and
@@ -331,15 +331,7 @@ class worker_pool final : public detail::pool_runner {
     if (w.timer) w.timer->cancel();
     w.quick_deaths = 0;
     w.in_len = 0;
-    auto parsed = xmlrpc::parse_response(response);
-    if (auto* r = std::get_if<outcome>(&parsed)) {
-      if (auto* v = std::get_if<value>(r))
-        finish(*w.current, std::move(*v));
-      else
-        finish(*w.current, std::get<fault>(std::move(*r)));
-    } else {
-      finish(*w.current, fault(fault_code::internal_error, "internal error"));
-    }
+    detail::finish_with_document(w.current->call, std::string(response), "internal error");
     w.current.reset();
     if (max_requests_ != 0 && ++w.served >= max_requests_) {
       retire(w);

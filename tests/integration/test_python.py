@@ -2,9 +2,11 @@
 worker processes, the module python_service/service.py.
 
 - Results as Python's own, over XML-RPC, JSON-RPC (positional and named)
-  and system.multicall; every type round-trips through echo, i8 and nil
-  included; an int past 64 bits is a fault, and the same worker process
-  answers the next call (it neither died nor left).
+  and system.multicall; an XML-RPC call reaches the worker as the client
+  wrote it, and its answer the client as the worker wrote it; every type
+  round-trips through echo, i8 and nil included; an int past 64 bits is a
+  fault, and the same worker process answers the next call (it neither
+  died nor left).
 - Introspection from docstrings and annotations; faults: Fault(42, "x") is
   42/"x", any other exception -32603 with no detail on the wire.
 - Crashes (SIGSEGV, abort) cost their call only; a runaway gets -32001 at
@@ -133,6 +135,21 @@ class Serving(unittest.TestCase):
         self.assertEqual(self.p.square(12), 144)  # register_instance
         value = {"z": [1, "two", 3.5, True, None], "a": {"nested": {"deep": []}}}
         self.assertEqual(self.p.echo(value), value)
+
+    def test_an_xmlrpc_call_passes_through_unwritten(self):
+        # The worker is handed the request's own bytes and its answer goes
+        # back as Python's marshaller wrote it (a single-quoted declaration,
+        # a newline after each tag), neither read nor written again.
+        resp = raw_call(self.daemon, raw_call_body("sample.add", "<value><int>20</int></value>",
+                                                   "<value><int>22</int></value>"))
+        self.assertTrue(resp.body.startswith(b"<?xml version='1.0'?>\n<methodResponse>\n"),
+                        resp.body)
+        self.assertEqual(parse_result(resp.body), 42)
+        # A request in ISO-8859-1 is written again, in UTF-8, for the worker.
+        body = ('<?xml version="1.0" encoding="ISO-8859-1"?>\n<methodCall><methodName>echo'
+                "</methodName><params><param><value><string>caf\xe9</string></value></param>"
+                "</params></methodCall>").encode("latin-1")
+        self.assertEqual(parse_result(raw_call(self.daemon, body).body), "caf\xe9")
 
     def test_jsonrpc_positional_and_named(self):
         self.assertEqual(jsonrpc(self.daemon, "sample.add", [3, 5])["result"], 8)

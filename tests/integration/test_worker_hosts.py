@@ -7,6 +7,7 @@ tests/faults/test_worker_hosts.py runs the same faults under a continuous
 load."""
 
 import concurrent.futures
+import json
 import os
 import re
 import signal
@@ -18,7 +19,8 @@ import urllib.error
 import urllib.request
 import xmlrpc.client
 
-from harness import HOST, Daemon, daemon_path, fib_str, main, make_proxy, wait_until
+from harness import (HOST, Daemon, RawClient, daemon_path, fib_str, http_request, main, make_proxy,
+                     parse_result, raw_call_body, wait_until)
 
 ENDPOINT_RE = re.compile(rb"worker hosts connect at (\S+)")
 ADMIN_RE = re.compile(rb"admin \(/metrics, /healthz, /readyz\) on (\S+)")
@@ -149,6 +151,23 @@ class WorkerHosts(unittest.TestCase):
         self.assertLess(took, 2.9)
         host.stop()
         self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+    def test_the_fronts_own_worker_processes_answer_both_protocols(self):
+        # They are handed the call's document and answer with theirs, which
+        # the front passes on to an XML-RPC client and reads for JSON-RPC.
+        self.front.stop()
+        self.front = self.start("--workers", "1", "--isolate", "--worker-listen",
+                                f"tcp://{HOST}:*")
+        self.assertEqual(self.call("load", 2000), fib_str(2000))
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            self.call("test.crash")
+        self.assertEqual(f.exception.faultCode, -32603)
+        request = urllib.request.Request(
+            self.front.url, data=b'{"jsonrpc":"2.0","method":"load","params":[30],"id":7}',
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as r:
+            self.assertEqual(json.loads(r.read()),
+                             {"jsonrpc": "2.0", "result": fib_str(30), "id": 7})
 
     def test_a_killed_host_fails_only_its_calls_in_flight_and_comes_back(self):
         # Hosts of two places each: the least loaded rule sends two calls
@@ -290,6 +309,14 @@ class PythonHosts(unittest.TestCase):
                     with self.assertRaises(xmlrpc.client.Fault) as f:
                         proxy.fault42()
                     self.assertEqual(f.exception.faultCode, 42)
+                # Front, host and worker pass the XML-RPC documents on as
+                # they came: the answer is the Python worker's own writing.
+                with RawClient(front) as c:
+                    c.send(http_request(raw_call_body("add", "<value><int>2</int></value>",
+                                                      "<value><int>3</int></value>")))
+                    body = c.read_response().body
+                self.assertTrue(body.startswith(b"<?xml version='1.0'?>\n"), body)
+                self.assertEqual(parse_result(body), 5)
 
 
 class Curve(unittest.TestCase):

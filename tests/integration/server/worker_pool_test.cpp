@@ -120,10 +120,10 @@ TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) 
   boost::asio::io_context loop;
   auto work = boost::asio::make_work_guard(loop);
   std::optional<outcome> got;
-  pool->run(*methods.find("load"), "load", {value(20)}, {}, loop.get_executor(), [&](outcome o) {
-    got = std::move(o);
-    loop.stop();
-  });
+  pool->run({methods.find("load"), "load", {value(20)}, {}, loop.get_executor(), [&](outcome o) {
+               got = std::move(o);
+               loop.stop();
+             }});
   loop.run_for(std::chrono::seconds(10));
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(std::holds_alternative<fault>(*got));

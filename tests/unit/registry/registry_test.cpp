@@ -59,7 +59,8 @@ class RegistryTest : public ::testing::Test {
   // timeout may still be running its method when its test ends.
   registry reg;
   boost::asio::thread_pool pool{2};
-  detail::pool_target on_pool{pool.get_executor()};
+  detail::thread_runner threads{pool.get_executor()};
+  detail::pool_target on_pool{&threads};
 };
 
 TEST_F(RegistryTest, TypedMethodGetsConvertedArguments) {

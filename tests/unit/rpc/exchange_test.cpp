@@ -116,7 +116,8 @@ class ExchangeTest : public ::testing::Test {
   // timeout ("stuck") is still running its method when its test ends.
   registry reg;
   boost::asio::thread_pool pool{2};
-  pool_target on_pool{pool.get_executor()};
+  thread_runner threads{pool.get_executor()};
+  pool_target on_pool{&threads};
   exchange ex{reg, limits{}};
 };
 
@@ -451,6 +452,115 @@ TEST_F(ExchangeTest, CountsEveryReplyOnce) {
   // The slow call (stopped at its 0.1 s timeout) is past the 0.05 s bucket.
   EXPECT_TRUE(has(
       R"(rapidrpc_call_duration_seconds_bucket{protocol="jsonrpc",method="stuck",le="0.05"} 0)"));
+}
+
+// A runner standing in for worker processes: it answers every call with the
+// document it was given, as a worker's, and keeps what it would have sent.
+class document_runner final : public pool_runner {
+ public:
+  explicit document_runner(std::string answer) : answer_(std::move(answer)) {}
+  void run(pool_call c) override {
+    std::string written;
+    sent = call_document(c, written);
+    finish_with_document(c, answer_, "internal error: unreadable");
+  }
+  std::string sent;  // the methodCall a worker would have got
+
+ private:
+  std::string answer_;
+};
+
+class ExchangeWithWorkers : public ExchangeTest {
+ protected:
+  heard with_answer(protocol p, std::string_view request, std::string answer) {
+    document_runner runner(std::move(answer));
+    on_pool.runner = &runner;
+    auto r = run(p, request);
+    on_pool.runner = &threads;
+    sent = runner.sent;
+    return r;
+  }
+  static std::string written(std::string_view method, const array& params) {
+    std::string doc;
+    xmlrpc::write_call(doc, method, params);
+    return doc;
+  }
+  std::string sent;
+};
+
+// As a Python worker writes them (xmlrpc.client's Marshaller).
+constexpr std::string_view python_result =
+    "<?xml version='1.0'?>\n<methodResponse>\n<params>\n<param>\n"
+    "<value><int>8</int></value>\n</param>\n</params>\n</methodResponse>\n";
+constexpr std::string_view python_fault =
+    "<?xml version='1.0'?>\n<methodResponse>\n<fault>\n<value><struct>\n<member>\n"
+    "<name>faultCode</name>\n<value><int>7</int></value>\n</member>\n<member>\n"
+    "<name>faultString</name>\n<value><string>no luck</string></value>\n</member>\n"
+    "</struct></value>\n</fault>\n</methodResponse>\n";
+
+TEST_F(ExchangeWithWorkers, AnXmlRpcCallReachesTheWorkerAndTheClientUnwritten) {
+  // As xmlrpc.client writes it.
+  const std::string request =
+      "<?xml version='1.0'?>\n<methodCall>\n<methodName>sum</methodName>\n<params>\n"
+      "<param>\n<value><string>caf\xc3\xa9</string></value>\n</param>\n</params>\n"
+      "</methodCall>\n";
+  auto r = with_answer(protocol::xmlrpc, request, std::string(python_result));
+  EXPECT_EQ(sent, request);
+  EXPECT_EQ(r.body, python_result);
+  EXPECT_EQ(r.fault, 0);
+  EXPECT_EQ(r.content_type, xml_content_type);
+}
+
+TEST_F(ExchangeWithWorkers, ACallNotInPlainUtf8IsWrittenAgainForTheWorker) {
+  // Another encoding, or a comment: not every worker's parser reads them.
+  for (const std::string request :
+       {"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><methodCall><methodName>sum"
+        "</methodName><params><param><value><string>caf\xe9</string></value></param></params>"
+        "</methodCall>",
+        "<?xml version=\"1.0\"?><methodCall><!-- hi --><methodName>sum</methodName><params>"
+        "<param><value><string>caf\xc3\xa9</string></value></param></params></methodCall>"}) {
+    auto r = with_answer(protocol::xmlrpc, request, std::string(python_result));
+    EXPECT_EQ(sent, written("sum", {value("caf\xc3\xa9")}));
+    EXPECT_EQ(r.body, python_result);  // the answer passes on all the same
+  }
+}
+
+TEST_F(ExchangeWithWorkers, AWorkersFaultPassesOnWithItsCodeCounted) {
+  auto r = with_answer(protocol::xmlrpc, call_doc("sum"), std::string(python_fault));
+  EXPECT_EQ(r.body, python_fault);
+  EXPECT_EQ(r.fault, 7);
+}
+
+TEST_F(ExchangeWithWorkers, AJsonRpcCallGoesAsValuesAndItsAnswerIsRead) {
+  auto r =
+      with_answer(protocol::jsonrpc, R"({"jsonrpc":"2.0","method":"sum","params":[3,5],"id":1})",
+                  std::string(python_result));
+  EXPECT_EQ(sent, written("sum", {value(3), value(5)}));  // no document to lend
+  EXPECT_EQ(r.body, R"({"jsonrpc":"2.0","result":8,"id":1})");
+  r = with_answer(protocol::jsonrpc, R"({"jsonrpc":"2.0","method":"sum","id":2})",
+                  std::string(python_fault));
+  EXPECT_EQ(r.body, R"({"jsonrpc":"2.0","error":{"code":7,"message":"no luck"},"id":2})");
+  EXPECT_EQ(r.fault, 7);
+}
+
+TEST_F(ExchangeWithWorkers, AMulticallEntryIsReadIntoItsSlot) {
+  auto r = with_answer(
+      protocol::xmlrpc,
+      call_doc("system.multicall",
+               "<param><value><array><data><value><struct><member><name>methodName</name>"
+               "<value><string>sum</string></value></member><member><name>params</name>"
+               "<value><array><data/></array></value></member></struct></value></data></array>"
+               "</value></param>"),
+      std::string(python_result));
+  EXPECT_EQ(sent, written("sum", {}));
+  EXPECT_NE(r.body.find("<array><data><value><array><data><value><int>8</int>"), std::string::npos)
+      << r.body;
+}
+
+TEST_F(ExchangeWithWorkers, AnAnswerThatCannotBeReadIsAnInternalError) {
+  auto r = with_answer(protocol::xmlrpc, call_doc("sum"), "<methodResponse><fault>oops");
+  EXPECT_EQ(r.fault, fault_code::internal_error);
+  EXPECT_NE(r.body.find("internal error: unreadable"), std::string::npos) << r.body;
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ class DispatchTest : public ::testing::Test {
   int peak = 0;
   boost::asio::io_context io;
   boost::asio::thread_pool pool{2};
-  pool_target on_pool{pool.get_executor()};
+  thread_runner threads{pool.get_executor()};
+  pool_target on_pool{&threads};
   registry reg;
 };
 
