@@ -28,8 +28,9 @@ namespace rapidrpc {
 inline constexpr std::size_t max_worker_frame_bytes = 64 * 1024 * 1024;
 
 /// The worker side: says it is ready on `fd`, then serves the calls arriving
-/// there with `methods` (inline and pool methods; async ones are answered
-/// with fault_code::internal_error) until end of stream. Returns 0 then, or 1 on a broken stream.
+/// there with `methods`, one at a time, until end of stream (inline and pool
+/// methods run at once; an async method runs on an io_context of the
+/// worker's own until it replies). Returns 0 then, or 1 on a broken stream.
 /// Blocking; for a worker program's main().
 int serve_worker(const registry& methods, int fd = 3);
 

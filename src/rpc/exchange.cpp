@@ -226,19 +226,4 @@ std::string_view exchange::timeout_reply(std::string& body) const {
   return json_content_type;
 }
 
-void exchange::run_here(const registry& methods, std::string_view document, std::string& body) {
-  auto parsed = xmlrpc::parse_call(document);
-  if (auto* err = std::get_if<xmlrpc::parse_error>(&parsed)) {
-    xmlrpc::write_fault(body, err->code, err->message);
-    return;
-  }
-  auto& call = std::get<xmlrpc::method_call>(parsed);
-  const rapidrpc::method* m = methods.find(call.method);
-  outcome result = m == nullptr ? outcome(fault(fault_code::method_not_found, "method not found"))
-                   : !m->run    ? outcome(fault(fault_code::internal_error,
-                                                "async methods do not run in worker processes"))
-                                : call_method(*m, call.params);
-  write_xml_outcome(body, result);
-}
-
 }  // namespace rapidrpc::detail::rpc

@@ -5,8 +5,9 @@
 // name for the log, or no body at all for JSON-RPC notifications.
 //
 // Every transport goes through it: the HTTP connection (which keeps I/O,
-// TLS, framing, gzip and the HTTP head), the ZeroMQ endpoint, the worker
-// processes' side (run_here) and the timeout watchdog (timeout_reply). None
+// TLS, framing, gzip and the HTTP head), the ZeroMQ endpoint, a worker
+// host's link, a worker process (serve_worker) and the timeout watchdog
+// (timeout_reply). None
 // of them touches a codec or the registry itself (docs/design.md, "One
 // request's path").
 //
@@ -141,11 +142,6 @@ class exchange final : private passage {
   /// runs past its timeout (fault_code::timeout), for the watchdog to
   /// prepare; returns its content type.
   std::string_view timeout_reply(std::string& body) const;
-
-  /// The worker-process side: runs one XML-RPC methodCall on the calling
-  /// thread (inline and pool methods; async ones cannot run there) and
-  /// writes the methodResponse into `body`.
-  static void run_here(const registry& methods, std::string_view document, std::string& body);
 
  private:
   void begin(protocol p, bool count = true);

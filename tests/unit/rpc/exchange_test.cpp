@@ -4,12 +4,18 @@
 
 #include "paths.hpp"
 #include "registry/pool.hpp"
+#include "worker/frame.hpp"
+
+#include <rapidrpc/worker.hpp>
 
 #include <gtest/gtest.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -366,16 +372,47 @@ TEST_F(ExchangeTest, RefuseAnswersWithoutRunning) {
   EXPECT_NE(sink.last->body.find("go away"), std::string::npos);
 }
 
-TEST_F(ExchangeTest, RunHereIsTheWorkerProcessSide) {
-  std::string body;
-  exchange::run_here(reg, call_doc("get_data"), body);
-  EXPECT_NE(body.find("<string>hello</string>"), std::string::npos) << body;
-  body.clear();
-  exchange::run_here(reg, call_doc("later", "<param><value><int>1</int></value></param>"), body);
-  EXPECT_NE(body.find("async methods do not run in worker processes"), std::string::npos) << body;
-  body.clear();
-  exchange::run_here(reg, "<methodCall>", body);
-  EXPECT_NE(body.find("<int>-32700</int>"), std::string::npos) << body;
+// The worker-process side runs its calls through an exchange too: over a
+// socket pair, serve_worker() answers each frame in turn, an async
+// method's included, until end of stream.
+TEST_F(ExchangeTest, ServeWorkerAnswersEachCallThroughAnExchange) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  int status = -1;
+  std::thread worker([&] { status = serve_worker(reg, sv[1]); });
+  auto read_frame = [&] {
+    unsigned char header[4];
+    EXPECT_EQ(::recv(sv[0], header, 4, MSG_WAITALL), 4);
+    std::string body(frame_length(header), '\0');
+    if (!body.empty()) {
+      EXPECT_EQ(::recv(sv[0], body.data(), body.size(), MSG_WAITALL), body.size());
+    }
+    return body;
+  };
+  auto ask = [&](std::string_view doc) {
+    std::string frame;
+    append_frame(frame, doc);
+    EXPECT_EQ(::send(sv[0], frame.data(), frame.size(), MSG_NOSIGNAL), frame.size());
+    return read_frame();
+  };
+  EXPECT_EQ(read_frame(), "");  // ready
+  EXPECT_NE(ask(call_doc("get_data")).find("<string>hello</string>"), std::string::npos);
+  EXPECT_NE(ask(call_doc("sum",
+                         "<param><value><int>2</int></value></param>"
+                         "<param><value><int>3</int></value></param>"))
+                .find("<int>5</int>"),
+            std::string::npos);
+  EXPECT_NE(
+      ask(call_doc("later", "<param><value><int>4</int></value></param>")).find("<int>4</int>"),
+      std::string::npos);
+  const std::string fault = ask(call_doc("fail"));
+  EXPECT_NE(fault.find("<int>7</int>"), std::string::npos) << fault;
+  EXPECT_NE(ask("<methodCall>").find("<int>-32700</int>"), std::string::npos);
+  ::shutdown(sv[0], SHUT_WR);
+  worker.join();
+  EXPECT_EQ(status, 0);
+  ::close(sv[0]);
+  ::close(sv[1]);
 }
 
 // tests/data/jsonrpc: NAME.request.json through the exchange must give
