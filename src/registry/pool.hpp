@@ -72,15 +72,16 @@ class pool_runner {
   virtual void run(pool_call c) = 0;
 };
 
-/// The methodCall a worker gets for `c`: the request's own when the caller
-/// lends it, else written from the call's values into `scratch`.
-std::string_view call_document(const pool_call& c, std::string& scratch);
+/// Appends to `out` the methodCall a worker gets for `c`: the request's own
+/// when the caller lends it, else written from the call's values.
+void append_call_document(std::string& out, const pool_call& c);
 
 /// Finishes `c`, from any thread, with a worker's methodResponse
-/// `document`: on c.loop, through c.through as it is when the caller takes
-/// documents, else read into an outcome here (a document that cannot be
-/// read is an internal error, `unreadable` its message).
-void finish_with_document(pool_call& c, std::string document, std::string_view unreadable);
+/// `document` (which need not outlive the call): on c.loop, through
+/// c.through as it is when the caller takes documents, else read into an
+/// outcome here (a document that cannot be read is an internal error,
+/// `unreadable` its message).
+void finish_with_document(pool_call& c, std::string_view document, std::string_view unreadable);
 
 /// Runs pool calls on the threads of an executor (the pool threads, or the
 /// loop itself), with one timer per call that has a timeout: a thread

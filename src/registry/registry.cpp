@@ -186,35 +186,38 @@ void thread_runner::run(pool_call c) {
       });
 }
 
-std::string_view call_document(const pool_call& c, std::string& scratch) {
-  if (c.through != nullptr && !c.through->request.empty()) return c.through->request;
-  xmlrpc::write_call(scratch, c.name, c.params);
-  return scratch;
+void append_call_document(std::string& out, const pool_call& c) {
+  if (c.through != nullptr && !c.through->request.empty())
+    out += c.through->request;
+  else
+    xmlrpc::write_call(out, c.name, c.params);
 }
 
-void finish_with_document(pool_call& c, std::string document, std::string_view unreadable) {
+void finish_with_document(pool_call& c, std::string_view document, std::string_view unreadable) {
   std::int32_t code = 0;
   outcome read;
+  bool readable = true;
   // A fault is read whole (for its code); a result only when the caller
   // wants values. In a document that reads, "<fault>" is markup only
   // where the answer is a fault: text has "<" escaped.
-  if (c.through == nullptr || document.find("<fault>") != std::string::npos) {
+  if (c.through == nullptr || document.find("<fault>") != std::string_view::npos) {
     auto parsed = xmlrpc::parse_response(document);
-    if (auto* o = std::get_if<outcome>(&parsed))
+    if (auto* o = std::get_if<outcome>(&parsed)) {
       read = std::move(*o);
-    else
+    } else {
       read = fault(fault_code::internal_error, std::string(unreadable));
+      readable = false;
+    }
     if (const auto* f = std::get_if<fault>(&read)) code = f->code();
-    if (std::holds_alternative<xmlrpc::parse_error>(parsed)) document.clear();
   }
-  if (c.through == nullptr || document.empty()) {
+  if (c.through == nullptr || !readable) {
     boost::asio::post(c.loop, [done = std::move(c.done), read = std::move(read)]() mutable {
       done(std::move(read));
     });
     return;
   }
   boost::asio::post(c.loop, [done = std::move(c.done), through = c.through,
-                             document = std::move(document), code]() mutable {
+                             document = std::string(document), code]() mutable {
     through->take_document(std::move(document), code);
     if (code == 0)
       done(value());

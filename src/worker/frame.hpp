@@ -10,6 +10,9 @@ namespace rapidrpc::detail {
 /// Appends the 4-byte big-endian length of `payload`, then `payload`.
 void append_frame(std::string& out, std::string_view payload);
 
+/// Writes into the first 4 bytes of `frame` the length of what follows them.
+void put_frame_length(std::string& frame) noexcept;
+
 /// Reads the length in a 4-byte frame header.
 std::uint32_t frame_length(const unsigned char* header) noexcept;
 

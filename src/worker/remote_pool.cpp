@@ -121,12 +121,7 @@ class remote_pool_impl final : public remote_pool {
     // Framed on the caller's loop thread (the request's own document when
     // it came as one); the pool's thread moves bytes.
     auto j = std::make_unique<job>();
-    std::string written;
-    const std::string_view document = call_document(c, written);
-    if (document.data() == written.data())  // written here: moved, not copied
-      j->document = std::move(written);
-    else
-      j->document = document;
+    append_call_document(j->document, c);
     j->request = j->document;                          // for the local workers, if any
     if (settings_.local_capacity == 0) c.params = {};  // else kept for local threads
     c.name = {};
@@ -174,12 +169,11 @@ class remote_pool_impl final : public remote_pool {
 
   // With the methodResponse a worker wrote, passed on as it is when the
   // caller takes documents.
-  void finish(job& j, std::string document) {
+  void finish(job& j, std::string_view document) {
     if (j.finished) return;
     j.finished = true;
     if (j.timer) j.timer->cancel();
-    finish_with_document(j.call, std::move(document),
-                         "internal error: an answer that cannot be read");
+    finish_with_document(j.call, document, "internal error: an answer that cannot be read");
   }
 
   void accept(std::unique_ptr<job> j) {
@@ -282,7 +276,7 @@ class remote_pool_impl final : public remote_pool {
     if (auto it = jobs_.find(id); it != jobs_.end()) {
       job& j = *it->second;
       if (!j.answer.empty())
-        finish(j, std::move(j.answer));
+        finish(j, std::string_view(j.answer));
       else
         finish(j, std::move(o));
       jobs_.erase(it);
@@ -449,7 +443,7 @@ class remote_pool_impl final : public remote_pool {
       h.calls.erase(call);
       --h.in_flight;
       if (auto j = jobs_.find(id); j != jobs_.end()) {
-        finish(*j->second, std::string(m.document));
+        finish(*j->second, m.document);
         jobs_.erase(j);
       }
       if (h.leaving && h.calls.empty()) return drop(h, "");

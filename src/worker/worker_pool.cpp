@@ -103,12 +103,14 @@ class worker_pool final : public detail::pool_runner {
   void run(detail::pool_call c) override {
     // Framed on the caller's loop thread (the request's own document when
     // it came as one); the pool thread only moves bytes.
-    job j;
-    std::string written;
-    detail::append_frame(j.frame, detail::call_document(c, written));
+    // One allocation, then a pointer moves: the call record is moved once.
+    auto j = std::make_unique<job>();
+    j->frame.assign(4, '\0');  // the length, once the document is in
+    detail::append_call_document(j->frame, c);
+    detail::put_frame_length(j->frame);
     c.params = {};  // not needed past here
     c.name = {};
-    j.call = std::move(c);
+    j->call = std::move(c);
     net::post(io_, [this, j = std::move(j)]() mutable {
       queue_.push_back(std::move(j));
       dispatch();
@@ -119,7 +121,7 @@ class worker_pool final : public detail::pool_runner {
   struct worker {
     int pid = -1;
     std::optional<net::local::stream_protocol::socket> socket;
-    std::optional<job> current;
+    std::unique_ptr<job> current;
     std::unique_ptr<net::steady_timer> timer;
     std::string in;          // what the worker sent: a frame, or the start of one
     std::size_t in_len = 0;  // bytes of `in` received
@@ -331,7 +333,7 @@ class worker_pool final : public detail::pool_runner {
     if (w.timer) w.timer->cancel();
     w.quick_deaths = 0;
     w.in_len = 0;
-    detail::finish_with_document(w.current->call, std::string(response), "internal error");
+    detail::finish_with_document(w.current->call, response, "internal error");
     w.current.reset();
     if (max_requests_ != 0 && ++w.served >= max_requests_) {
       retire(w);
@@ -388,14 +390,13 @@ class worker_pool final : public detail::pool_runner {
     if (!w.ready && !queue_.empty() &&
         std::none_of(workers_.begin(), workers_.end(),
                      [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
-        ++queue_.front().deliveries >= max_deliveries) {
-      finish(queue_.front(),
+        ++queue_.front()->deliveries >= max_deliveries) {
+      finish(*queue_.front(),
              fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
       queue_.pop_front();
     }
     if (w.current && !started && ++w.current->deliveries < max_deliveries) {
-      queue_.push_front(std::move(*w.current));
-      w.current.reset();
+      queue_.push_front(std::move(w.current));
     } else if (w.current) {
       finish(*w.current, fault(fault_code::internal_error,
                                started ? "internal error: the worker process running this call died"
@@ -446,7 +447,7 @@ class worker_pool final : public detail::pool_runner {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
   std::vector<worker> workers_;
-  std::deque<job> queue_;
+  std::deque<std::unique_ptr<job>> queue_;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -497,8 +497,8 @@ class document_runner final : public pool_runner {
  public:
   explicit document_runner(std::string answer) : answer_(std::move(answer)) {}
   void run(pool_call c) override {
-    std::string written;
-    sent = call_document(c, written);
+    sent.clear();
+    append_call_document(sent, c);
     finish_with_document(c, answer_, "internal error: unreadable");
   }
   std::string sent;  // the methodCall a worker would have got
