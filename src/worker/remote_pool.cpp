@@ -3,8 +3,6 @@
 #include "worker/remote.hpp"
 #include "zmq/reader.hpp"
 
-#include <rapidrpc/xmlrpc.hpp>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>

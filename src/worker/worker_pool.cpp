@@ -4,7 +4,6 @@
 
 #include <rapidrpc/server_options.hpp>
 #include <rapidrpc/worker.hpp>
-#include <rapidrpc/xmlrpc.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
