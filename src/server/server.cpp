@@ -13,14 +13,11 @@
 #include "server/runners.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
+#include "server/zmq_services.hpp"
 #include "service/service.hpp"
 #include "worker/remote_pool.hpp"
-#include "worker/worker_link.hpp"
-#include "zmq/router.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
-
-#include <zmq.h>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -48,8 +45,8 @@ struct server::impl {
   detail::pool_runners runners;  // where pool calls run (runners.hpp)
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
-  std::unique_ptr<detail::zmq_router> zmq;                 // after the runners: they post to it
-  std::unique_ptr<detail::worker_link> link;               // likewise (worker_connect)
+  std::unique_ptr<detail::service> zmq;                    // after the runners: they post to it
+  std::unique_ptr<detail::service> link;                   // likewise (worker_connect)
   std::vector<tcp::endpoint> bound;
   // Metrics and the admin listener (server_options::metrics, admin). The
   // store is made before the loops (they take their shards from it) and
@@ -116,8 +113,6 @@ struct server::impl {
   void configure();
   void make_runners();
   void bind_listeners();
-  void make_zmq();
-  void make_link();
 
   // The order of docs/design.md, "Start and stop": the admin listener first
   // (it answers, "starting" and then "draining", while the rest starts and
@@ -243,36 +238,6 @@ void server::impl::bind_listeners() {
   listening = detail::distinct_sockets(fds);
 }
 
-void server::impl::make_zmq() {
-  if (options.zmq.empty()) return;
-  detail::zmq_router::settings z;
-  z.methods = &methods;
-  z.limits = shared.limits;
-  z.max_message_bytes = options.limits.max_body_bytes;
-  z.pool = &shared.pool;
-  z.access = access.get();
-  z.log = log.get();
-  z.metrics = metrics.get();
-  z.metrics_shard = 0;
-  z.lines = shared.lines;
-  zmq = std::make_unique<detail::zmq_router>(z);
-  for (const auto& address : options.zmq) zmq->bind(address);
-}
-
-void server::impl::make_link() {
-  if (options.worker_connect.empty()) return;
-  detail::worker_link::settings w;
-  w.methods = &methods;
-  w.limits = shared.limits;
-  w.pool = &shared.pool;
-  w.capacity = count_or_cores(options.workers);
-  w.front = options.worker_connect;
-  w.curve_secret_key = options.worker_curve.secret_key;
-  w.curve_front_key = options.worker_curve.front_public_key;
-  w.lines = shared.lines;
-  link = std::make_unique<detail::worker_link>(w);
-}
-
 void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
@@ -287,8 +252,8 @@ void server::start() {
     // Forked now, while this process has no other thread and nothing else
     // open: what the supervisor holds, every child holds (process_modes.hpp).
     if (s.supervisor) s.supervisor->spawn();
-    s.make_zmq();
-    s.make_link();
+    s.zmq = detail::make_zmq_endpoint(s.options, s.methods, s.shared);
+    s.link = detail::make_worker_link(s.options, s.methods, s.shared);
     s.admin = detail::make_admin_listener(
         s.options,
         {[this](std::string& out) { write_metrics(out); }, [&s] { return s.not_ready(); }});

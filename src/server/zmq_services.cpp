@@ -1,0 +1,41 @@
+#include "server/zmq_services.hpp"
+
+#include "worker/worker_link.hpp"
+#include "zmq/router.hpp"
+
+namespace rapidrpc::detail {
+
+std::unique_ptr<service> make_zmq_endpoint(const server_options& o, const registry& methods,
+                                           const serving_state& shared) {
+  if (o.zmq.empty()) return nullptr;
+  zmq_router::settings z;
+  z.methods = &methods;
+  z.limits = shared.limits;
+  z.max_message_bytes = o.limits.max_body_bytes;
+  z.pool = &shared.pool;
+  z.access = shared.access;
+  z.log = shared.log;
+  z.metrics = shared.metrics;
+  z.metrics_shard = 0;
+  z.lines = shared.lines;
+  auto endpoint = std::make_unique<zmq_router>(z);
+  for (const auto& address : o.zmq) endpoint->bind(address);
+  return endpoint;
+}
+
+std::unique_ptr<service> make_worker_link(const server_options& o, const registry& methods,
+                                          const serving_state& shared) {
+  if (o.worker_connect.empty()) return nullptr;
+  worker_link::settings w;
+  w.methods = &methods;
+  w.limits = shared.limits;
+  w.pool = &shared.pool;
+  w.capacity = count_or_cores(o.workers);
+  w.front = o.worker_connect;
+  w.curve_secret_key = o.worker_curve.secret_key;
+  w.curve_front_key = o.worker_curve.front_public_key;
+  w.lines = shared.lines;
+  return std::make_unique<worker_link>(w);
+}
+
+}  // namespace rapidrpc::detail
