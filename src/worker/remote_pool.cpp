@@ -1,9 +1,8 @@
 #include "worker/remote_pool.hpp"
 
 #include "worker/remote.hpp"
-#include "zmq/reader.hpp"
+#include "zmq/service.hpp"
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -16,9 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <optional>
 #include <random>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -34,10 +31,15 @@ std::string_view text(const zmq::message_t& m) noexcept {
   return {static_cast<const char*>(m.data()), m.size()};
 }
 
-class remote_pool_impl final : public remote_pool {
+// Nothing queued for a host is waited for at the close: the calls it
+// carries are dropped with their loops.
+constexpr int close_linger_ms = 0;
+
+class remote_pool_impl final : public remote_pool, public zmq_service {
  public:
   explicit remote_pool_impl(settings s)
-      : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
+      : zmq_service(max_frames, "worker-host endpoint", &settings_.lines, close_linger_ms),
+        settings_(std::move(s)) {
     if (settings_.local_runner) local_runner_ = settings_.local_runner(&local_stats_);
     socket_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(settings_.max_message_bytes));
     socket_.set(zmq::sockopt::linger, 0);
@@ -70,49 +72,26 @@ class remote_pool_impl final : public remote_pool {
 
   ~remote_pool_impl() override {
     join();
+    end();
     local_runner_.reset();  // its completions post to io_
-    reader_.unwatch();
     zap_notify_.release();
     zap_.close();
-    socket_.close();
   }
 
+  // It drains after the loops that hand it calls (remote_pool.hpp).
   void stop(std::chrono::milliseconds /*drain*/) override {}
 
   void join() override {
-    if (thread_.joinable()) {
-      net::post(io_, [this] {
-        // Past the drain: the calls left are dropped with their loops.
-        stopping_ = true;
-        work_.reset();
-        io_.stop();
-      });
-      thread_.join();
-    }
+    net::post(io_, [this] {
+      // Past the drain: the calls left are dropped with their loops.
+      stopping_ = true;
+      io_.stop();
+    });
+    zmq_service::join();
   }
 
   std::string bind(const std::string& address) override {
-    try {
-      if (address.find("://[") != std::string::npos) socket_.set(zmq::sockopt::ipv6, 1);
-      socket_.bind(address);
-    } catch (const zmq::error_t& e) {
-      throw std::runtime_error("cannot bind the worker-host endpoint " + address + ": " + e.what());
-    }
-    bound_.push_back(socket_.get(zmq::sockopt::last_endpoint));
-    return bound_.back();
-  }
-
-  std::vector<std::string> endpoints() const override { return bound_; }
-
-  void start() override {
-    reader_.watch(socket_);
-    if (!settings_.curve_secret_key.empty()) {
-      zap_notify_.assign(zap_.get(zmq::sockopt::fd));
-      answer_zap();
-    }
-    publish();
-    beat();
-    thread_ = std::thread([this] { io_.run(); });
+    return zmq_service::bind(socket_, address, "worker-host endpoint");
   }
 
   void run(pool_call c) override {
@@ -391,7 +370,17 @@ class remote_pool_impl final : public remote_pool {
     }
   }
 
-  void handle(std::vector<zmq::message_t>& frames, std::size_t n) {
+  void on_start() override {
+    watch(socket_);
+    if (!settings_.curve_secret_key.empty()) {
+      zap_notify_.assign(zap_.get(zmq::sockopt::fd));
+      answer_zap();
+    }
+    publish();
+    beat();
+  }
+
+  void on_message(std::vector<zmq::message_t>& frames, std::size_t n) override {
     if (n < 2 || n > max_frames) return;  // not a message of the protocol
     const std::string identity(text(frames[0]));
     std::array<std::string_view, max_frames - 1> fields;
@@ -505,19 +494,13 @@ class remote_pool_impl final : public remote_pool {
     last_refusal_log_ = now;
   }
 
+  // identity, command, up to two fields
+  static constexpr std::size_t max_frames = 4;
+
   settings settings_;
   metrics::pool_stats local_stats_;  // the local worker processes' figures
   std::unique_ptr<pool_runner> local_runner_;
-  net::io_context io_{1};
-  std::optional<net::executor_work_guard<net::io_context::executor_type>> work_;
-  zmq::context_t context_{1};
   zmq::socket_t socket_{context_, zmq::socket_type::router};
-  // identity, command, up to two fields
-  static constexpr std::size_t max_frames = 4;
-  zmq_reader reader_{
-      io_, max_frames,
-      [this](std::vector<zmq::message_t>& frames, std::size_t n) { handle(frames, n); },
-      "worker-host endpoint", &settings_.lines};
   zmq::socket_t zap_{context_, zmq::socket_type::rep};  // with CurveZMQ
   net::posix::stream_descriptor zap_notify_{io_};
   std::unordered_set<std::string> allowed_;  // the hosts' public keys, 32 bytes each
@@ -530,8 +513,6 @@ class remote_pool_impl final : public remote_pool {
   std::uint64_t next_id_ = 0;
   unsigned local_busy_ = 0;
   bool stopping_ = false;
-  std::vector<std::string> bound_;  // endpoints()
-  std::thread thread_;
 };
 
 }  // namespace

@@ -24,7 +24,7 @@
 
 namespace rapidrpc::detail {
 
-class remote_pool : public pool_runner, public service {
+class remote_pool : public pool_runner, public virtual service {
  public:
   struct settings {
     /// Local workers: `local_capacity` calls at once, run by the runner

@@ -3,13 +3,11 @@
 #include "memory/free_list.hpp"
 #include "rpc/exchange.hpp"
 #include "worker/remote.hpp"
-#include "zmq/reader.hpp"
+#include "zmq/service.hpp"
 
 #include <rapidrpc/worker.hpp>
 #include <rapidrpc/xmlrpc.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <zmq.hpp>
@@ -19,7 +17,6 @@
 #include <cstring>
 #include <optional>
 #include <random>
-#include <thread>
 #include <vector>
 
 namespace rapidrpc::detail {
@@ -38,9 +35,12 @@ std::string_view text(const zmq::message_t& m) noexcept {
 
 }  // namespace
 
-class worker_link::impl {
+class worker_link::impl final : public zmq_service {
  public:
-  explicit impl(settings s) : settings_(std::move(s)), parsers_(settings_.limits) {
+  explicit impl(settings s)
+      : zmq_service(max_frames, "worker host", &settings_.lines, close_linger_ms),
+        settings_(std::move(s)),
+        parsers_(settings_.limits) {
     // One identity for the life of the process: after a reconnection the
     // front knows the host (and its calls in flight) by it.
     std::random_device random;
@@ -52,46 +52,7 @@ class worker_link::impl {
     call_context_.pool = settings_.pool;
   }
 
-  ~impl() {
-    if (thread_.joinable()) {
-      stop(std::chrono::milliseconds(0));
-      join();
-    }
-    if (socket_ && *socket_) {
-      reader_.unwatch();
-      socket_->close();
-    }
-  }
-
-  void start() {
-    say_ready();
-    beat();
-    thread_ = std::thread([this] {
-      io_.run();
-      // The last answers and the BYE get a moment to leave; the context
-      // waits for them when it is destroyed.
-      reader_.unwatch();
-      socket_->set(zmq::sockopt::linger, close_linger_ms);
-      socket_->close();
-    });
-  }
-
-  void stop(std::chrono::milliseconds drain) {
-    net::post(io_, [this, drain] {
-      if (draining_) return;
-      draining_ = true;
-      send({remote::leaving});
-      drain_timer_.expires_after(drain);
-      drain_timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) io_.stop();  // past the deadline: the calls left get no answer
-      });
-      finish_if_drained();
-    });
-  }
-
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
+  ~impl() override { end(); }
 
  private:
   // One call from the front; its exchange runs it and hands the answer back.
@@ -130,7 +91,7 @@ class worker_link::impl {
     } catch (const zmq::error_t& e) {
       throw std::runtime_error("cannot connect to the front " + settings_.front + ": " + e.what());
     }
-    reader_.watch(*socket_);
+    watch(*socket_);
     heard_ = clock::now();
   }
 
@@ -142,7 +103,7 @@ class worker_link::impl {
   // is idle (their answers, if the front still knows them, are delivered
   // meanwhile).
   void say_ready() {
-    if (draining_) return;
+    if (draining()) return;
     if (calls_.taken() > 0) {
       if (!ready_owed_)
         settings_.lines.say(log_level::notice,
@@ -176,7 +137,7 @@ class worker_link::impl {
   }
 
   void beat() {
-    if (clock::now() - heard_ > remote::peer_timeout && !draining_) {
+    if (clock::now() - heard_ > remote::peer_timeout && !draining()) {
       settings_.lines.say(log_level::warning,
                           "worker host: the front at %s stopped answering; connecting "
                           "again",
@@ -196,7 +157,17 @@ class worker_link::impl {
     });
   }
 
-  void handle(std::vector<zmq::message_t>& frames, std::size_t n) {
+  void on_start() override {
+    say_ready();
+    beat();
+  }
+
+  // The front hears that this host is leaving and sends it no more calls.
+  void on_drain() override { send({remote::leaving}); }
+
+  std::size_t in_flight() const override { return calls_.taken(); }
+
+  void on_message(std::vector<zmq::message_t>& frames, std::size_t n) override {
     if (n > max_frames) return;  // not a message of the protocol
     heard_ = clock::now();
     std::array<std::string_view, max_frames> fields;
@@ -236,34 +207,22 @@ class worker_link::impl {
       send({remote::reply, id, r.body});
     }
     calls_.give_back(c);
-    if (draining_) finish_if_drained();
     if (ready_owed_ && calls_.taken() == 0) say_ready();
+    settled();
   }
 
-  void finish_if_drained() {
-    if (calls_.taken() == 0) io_.stop();
-  }
+  // command, up to two fields
+  static constexpr std::size_t max_frames = 3;
 
   settings settings_;
   std::string identity_;
-  net::io_context io_{1};
-  zmq::context_t context_{1};
   std::optional<zmq::socket_t> socket_;
-  // command, up to two fields
-  static constexpr std::size_t max_frames = 3;
-  zmq_reader reader_{
-      io_, max_frames,
-      [this](std::vector<zmq::message_t>& frames, std::size_t n) { handle(frames, n); },
-      "worker host", &settings_.lines};
   net::steady_timer beat_timer_{io_};
-  net::steady_timer drain_timer_{io_};
   rpc::parser_pool parsers_;
   call_context call_context_;
   free_list<call> calls_;  // in flight, and free ones to reuse
   clock::time_point heard_;
-  bool draining_ = false;
   bool ready_owed_ = false;  // a READY waits for the calls running to end
-  std::thread thread_;
 };
 
 worker_link::worker_link(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}

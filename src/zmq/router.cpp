@@ -3,8 +3,6 @@
 #include "access/access.hpp"
 #include "access/access_log.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include <unistd.h>
 #include <algorithm>
 #include <cstdio>
@@ -12,8 +10,6 @@
 #include <utility>
 
 namespace rapidrpc::detail {
-
-namespace net = boost::asio;
 
 namespace {
 
@@ -44,7 +40,9 @@ struct zmq_router::call final : rpc::reply_sink {
   std::size_t request_bytes = 0;
 };
 
-zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_work_guard(io_)) {
+zmq_router::zmq_router(settings s)
+    : zmq_service(max_frames, "ZeroMQ endpoint", &settings_.lines, close_linger_ms),
+      settings_(std::move(s)) {
   if (settings_.metrics != nullptr) stats_ = settings_.metrics->at(settings_.metrics_shard);
   call_context_.loop = io_.get_executor();
   call_context_.pool = settings_.pool;
@@ -56,56 +54,24 @@ zmq_router::zmq_router(settings s) : settings_(std::move(s)), work_(net::make_wo
 }
 
 zmq_router::~zmq_router() {
-  if (thread_.joinable()) {
-    stop(std::chrono::milliseconds(0));
-    join();
-  }
-  // Nothing of io_ runs any more: handlers still queued (a pool result that
-  // came after the drain deadline) are destroyed without running.
-  if (!closed_) {
-    reader_.unwatch();
-    socket_.close();
-  }
+  end();
   // libzmq leaves an ipc:// socket's file behind; a stopped server removes
   // the files it made.
   for (const auto& path : ipc_files_) ::unlink(path.c_str());
 }
 
 std::string zmq_router::bind(const std::string& address) {
-  try {
-    socket_.bind(address);
-  } catch (const zmq::error_t& e) {
-    throw std::runtime_error("cannot bind the ZeroMQ endpoint " + address + ": " + e.what());
-  }
-  std::string bound = socket_.get(zmq::sockopt::last_endpoint);
+  std::string bound = zmq_service::bind(socket_, address, "ZeroMQ endpoint");
   if (bound.starts_with("ipc://")) ipc_files_.push_back(bound.substr(6));
-  bound_.push_back(bound);
   return bound;
 }
 
-void zmq_router::start() {
-  reader_.watch(socket_);
-  thread_ = std::thread([this] {
-    io_.run();
-    if (log_) log_->finish();
-    // Replies already queued get a moment to leave; the context waits for
-    // them when it is destroyed.
-    reader_.unwatch();
-    socket_.set(zmq::sockopt::linger, close_linger_ms);
-    socket_.close();
-    closed_ = true;
-  });
+void zmq_router::on_close() {
+  trimmer_.finish();
+  if (log_) log_->finish();
 }
 
-void zmq_router::stop(std::chrono::milliseconds drain) {
-  net::post(io_, [this, drain] { begin_drain(drain); });
-}
-
-void zmq_router::join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-void zmq_router::handle(std::vector<zmq::message_t>& frames, std::size_t count) {
+void zmq_router::on_message(std::vector<zmq::message_t>& frames, std::size_t count) {
   if (count > max_frames) {
     note_drop("too many frames");
     return;
@@ -164,7 +130,7 @@ zmq_router::call& zmq_router::new_call(std::vector<zmq::message_t>& frames, std:
 }
 
 void zmq_router::finish(call& c, const rpc::reply& r) {
-  if (!closed_ && !r.body.empty()) {
+  if (!closed() && !r.body.empty()) {
     send(c.envelope, c.envelope_frames, r.body);
     stats_.sent(r.body.size());
   }
@@ -175,8 +141,7 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
   // What a large call's values took goes back to the system once large
   // calls stop (the daemon keeps freed memory in the heap otherwise).
   if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trimmer_.freed();
-  if (draining_) return finish_if_drained();
-  reader_.sent();
+  settled();
 }
 
 void zmq_router::send(std::vector<zmq::message_t>& envelope, std::size_t count,
@@ -203,24 +168,8 @@ void zmq_router::note_drop(const char* why) {
   last_drop_log_ = now;
 }
 
-void zmq_router::begin_drain(std::chrono::milliseconds drain) {
-  if (draining_) return;
-  // Requests not read yet stay unread (and unanswered), as connections a
-  // closed listener never accepted; calls in flight get their replies.
-  draining_ = true;
-  reader_.pause();
-  drain_timer_.expires_after(drain);
-  drain_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) io_.stop();  // past the deadline: the calls left get no reply
-  });
-  finish_if_drained();
-}
-
-void zmq_router::finish_if_drained() {
-  if (calls_.taken() != 0) return;
-  drain_timer_.cancel();
-  trimmer_.finish();
-  io_.stop();
-}
+// Requests not read yet stay unread (and unanswered), as connections a
+// closed listener never accepted; calls in flight get their replies.
+void zmq_router::on_drain() { reader_.pause(); }
 
 }  // namespace rapidrpc::detail

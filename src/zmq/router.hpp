@@ -20,13 +20,7 @@
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "rpc/exchange.hpp"
-#include "service/service.hpp"
-#include "zmq/reader.hpp"
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "zmq/service.hpp"
 
 #include <zmq.hpp>
 
@@ -34,9 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace rapidrpc::detail {
@@ -45,7 +37,7 @@ class access_log;
 class access_log_buffer;
 class access_policy;
 
-class zmq_router final : public service {
+class zmq_router final : public zmq_service {
  public:
   struct settings {
     const registry* methods = nullptr;
@@ -69,52 +61,37 @@ class zmq_router final : public service {
   /// (with the port picked for "*"). Throws std::runtime_error saying why.
   /// An ipc:// socket's file is removed when the router is destroyed.
   std::string bind(const std::string& address);
-  /// The addresses bound, as bind() returned them.
-  std::vector<std::string> endpoints() const override { return bound_; }
-  /// Starts serving on a thread of its own.
-  void start() override;
-  /// Any thread: stop taking requests, send the replies of the calls in
-  /// flight (for at most `drain`), then close.
-  void stop(std::chrono::milliseconds drain) override;
-  void join() override;
+  // As a service (zmq/service.hpp): stop() takes no more requests, sends
+  // the replies of the calls in flight (for at most the drain), then closes.
 
  private:
   struct call;  // one request in flight
 
-  void handle(std::vector<zmq::message_t>& frames, std::size_t count);
+  void on_message(std::vector<zmq::message_t>& frames, std::size_t count) override;
+  void on_start() override { watch(socket_); }
+  void on_drain() override;
+  std::size_t in_flight() const override { return calls_.taken(); }
+  void on_close() override;
   call& new_call(std::vector<zmq::message_t>& frames, std::size_t count);
   void finish(call& c, const rpc::reply& r);
   void send(std::vector<zmq::message_t>& envelope, std::size_t count, std::string_view body);
   void note_drop(const char* why);
-  void begin_drain(std::chrono::milliseconds drain);
-  void finish_if_drained();
 
-  settings settings_;
-  metrics::shard stats_;  // the endpoint thread's (counts nothing without metrics)
-  zmq::context_t context_{1};
-  zmq::socket_t socket_{context_, zmq::socket_type::router};
-  boost::asio::io_context io_{1};
   // A request from a DEALER arrives as [identity][payload]; through a REQ
   // socket or a proxy, with more routing frames before the payload. Beyond
   // this many frames a message is dropped.
   static constexpr std::size_t max_frames = 32;
-  zmq_reader reader_{
-      io_, max_frames,
-      [this](std::vector<zmq::message_t>& frames, std::size_t count) { handle(frames, count); },
-      "ZeroMQ endpoint", &settings_.lines};
+
+  settings settings_;
+  metrics::shard stats_;  // the endpoint thread's (counts nothing without metrics)
+  zmq::socket_t socket_{context_, zmq::socket_type::router};
   std::unique_ptr<access_log_buffer> log_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context call_context_;
-  std::vector<std::string> bound_;      // endpoints()
   std::vector<std::string> ipc_files_;  // removed at destruction
   free_list<call> calls_;               // in flight, and free ones to reuse
-  bool draining_ = false;
-  bool closed_ = false;
-  std::uint64_t dropped_ = 0;  // messages dropped since the last log line
+  std::uint64_t dropped_ = 0;           // messages dropped since the last log line
   std::chrono::steady_clock::time_point last_drop_log_{};
-  boost::asio::steady_timer drain_timer_{io_};
   heap_trimmer trimmer_{io_};  // after large calls
-  std::thread thread_;
 };
 
 }  // namespace rapidrpc::detail
