@@ -45,10 +45,12 @@ class server {
   /// std::runtime_error if the TLS files cannot be loaded (tls_options).
   void start();
 
-  /// The port listened on (after start(); useful with port 0).
+  /// The port listened on (from start() until wait() returns; useful with
+  /// port 0); 0 outside that time.
   std::uint16_t port() const;
 
-  /// The addresses listened on, as "host:port" strings (after start()).
+  /// The addresses listened on, as "host:port" strings (from start() until
+  /// wait() returns).
   std::vector<std::string> endpoints() const;
 
   /// The admin listener's addresses, as "host:port" strings (from start()

@@ -42,6 +42,7 @@ tcp::endpoint loop::adopt(int fd) {
     throw boost::system::system_error(ec, "cannot serve the listening socket handed over");
   }
   listeners_.push_back(std::move(l));
+  bound_.push_back(ep);
   return ep;
 }
 
@@ -53,14 +54,17 @@ tcp::endpoint loop::listen(const tcp::endpoint& ep) {
   bind_acceptor(l->acceptor, ep, true);
   l->acceptor.listen(net::socket_base::max_listen_connections);
   listeners_.push_back(std::move(l));
-  return listeners_.back()->acceptor.local_endpoint();
+  bound_.push_back(listeners_.back()->acceptor.local_endpoint());
+  return bound_.back();
 }
 
-std::vector<int> loop::listening_fds() const {
+std::vector<std::string> loop::endpoints() const { return host_ports(bound_); }
+
+std::vector<int> loop::listening_descriptors() const {
   std::vector<int> out;
   for (const auto& l : listeners_)
     if (l->acceptor.is_open()) out.push_back(l->acceptor.native_handle());
-  return out;
+  return distinct_sockets(out);
 }
 
 void loop::start() {

@@ -88,8 +88,12 @@ class loop final : public service {
   /// Opens one more listening socket on this loop (before start()) and
   /// returns its address (with the port picked when `ep` has port 0).
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
-  /// The descriptors of this loop's listening sockets (before draining).
-  std::vector<int> listening_fds() const;
+  /// The addresses of its listening sockets, as adopt() and listen()
+  /// returned them (from bind until destroyed).
+  const std::vector<boost::asio::ip::tcp::endpoint>& bound() const noexcept { return bound_; }
+  std::vector<std::string> endpoints() const override;
+  /// Its listening sockets' descriptors (from bind until stop()).
+  std::vector<int> listening_descriptors() const override;
   /// Runs the loop on a new thread.
   void start() override;
   /// Serves an accepted socket on this loop until it closes, on the calling
@@ -158,6 +162,7 @@ class loop final : public service {
   call_context context_;
   metrics::shard stats_;
   std::vector<std::unique_ptr<listener>> listeners_;
+  std::vector<boost::asio::ip::tcp::endpoint> bound_;  // bound()
   boost::asio::steady_timer sweep_timer_{io_};
   boost::asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_deadline_{};

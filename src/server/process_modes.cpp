@@ -94,6 +94,7 @@ tcp::endpoint process_supervisor::adopt(int fd) {
   int copy = duplicate(fd);
   set_flags(copy);
   listeners_.push_back(copy);
+  bound_.push_back(bound);
   return bound;
 }
 
@@ -106,7 +107,14 @@ tcp::endpoint process_supervisor::listen(const tcp::endpoint& ep) {
   int fd = a.release();
   set_flags(fd);
   listeners_.push_back(fd);
+  bound_.push_back(bound);
   return bound;
+}
+
+std::vector<std::string> process_supervisor::endpoints() const { return host_ports(bound_); }
+
+std::vector<int> process_supervisor::listening_descriptors() const {
+  return distinct_sockets(listeners_);
 }
 
 void process_supervisor::spawn() {

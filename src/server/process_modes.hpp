@@ -47,8 +47,11 @@ class process_supervisor final : public service {
   boost::asio::ip::tcp::endpoint listen(const boost::asio::ip::tcp::endpoint& ep);
   /// Shares a duplicate of the listening socket `fd` with the processes.
   boost::asio::ip::tcp::endpoint adopt(int fd);
+  /// The addresses listened on, as listen() and adopt() returned them.
+  const std::vector<boost::asio::ip::tcp::endpoint>& bound() const noexcept { return bound_; }
+  std::vector<std::string> endpoints() const override;
   /// The listening sockets' descriptors (before stop()).
-  const std::vector<int>& listening_fds() const noexcept { return listeners_; }
+  std::vector<int> listening_descriptors() const override;
   /// Forks the supervisor process, which waits for start(). To be called
   /// once the listening sockets are open and before the server's process
   /// has any other thread or descriptor the children must not hold.
@@ -76,6 +79,7 @@ class process_supervisor final : public service {
   unsigned processes_;
   respawn_rule respawn_;
   std::vector<int> listeners_;
+  std::vector<boost::asio::ip::tcp::endpoint> bound_;  // bound()
   // The server's words to the supervisor process: start() sends one byte
   // (and waits for one back), stop() the drain in milliseconds; end of
   // stream (the server gone) is a stop with the default drain.

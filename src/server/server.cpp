@@ -1,33 +1,22 @@
 #include <rapidrpc/server.hpp>
 
-#include <rapidrpc/localhost.hpp>
-
 #include "access/access.hpp"
-#include "http/response.hpp"
 #include "metrics/metrics.hpp"
 #include "server/admin.hpp"
-#include "server/connection.hpp"
 #include "server/listen.hpp"
 #include "server/loop.hpp"
 #include "server/process_modes.hpp"
 #include "server/runners.hpp"
 #include "server/tls.hpp"
-#include "server/watchdog.hpp"
 #include "server/zmq_services.hpp"
 #include "service/service.hpp"
 #include "worker/remote_pool.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <mutex>
-#include <system_error>
 
 namespace rapidrpc {
 
@@ -47,13 +36,11 @@ struct server::impl {
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
   std::unique_ptr<detail::service> zmq;                    // after the runners: they post to it
   std::unique_ptr<detail::service> link;                   // likewise (worker_connect)
-  std::vector<tcp::endpoint> bound;
   // Metrics and the admin listener (server_options::metrics, admin). The
   // store is made before the loops (they take their shards from it) and
   // outlives everything that counts; the admin listener stops last.
   std::unique_ptr<detail::metrics::store> metrics;
   std::unique_ptr<detail::service> admin;
-  std::vector<int> listening;  // listening_descriptors()
   // What runs on a thread or process of its own, in start order
   // (docs/design.md, "Start and stop"); joined in the reverse order.
   detail::service_list services;
@@ -82,7 +69,6 @@ struct server::impl {
   void abandon_start() {
     services = detail::service_list{};
     admin.reset();
-    listening.clear();
     zmq.reset();
     link.reset();
     loops.clear();
@@ -92,7 +78,6 @@ struct server::impl {
     log.reset();
     shared.metrics = nullptr;
     metrics.reset();
-    bound.clear();
   }
 
   // Once the services are joined: each part is destroyed before what it
@@ -104,6 +89,13 @@ struct server::impl {
     link.reset();
     supervisor.reset();
     admin.reset();
+  }
+
+  // What takes the HTTP requests: the supervisor's processes, or the loops,
+  // which all listen on the first one's addresses; null before start().
+  const detail::service* http() const {
+    if (supervisor) return supervisor.get();
+    return loops.empty() ? nullptr : loops.front().get();
   }
 
   bool process_mode() const {
@@ -213,29 +205,21 @@ void server::impl::make_runners() {
 // the host, in the supervisor (process modes) or in every loop.
 void server::impl::bind_listeners() {
   for (int fd : options.listen_fds) {
-    tcp::endpoint ep = supervisor ? supervisor->adopt(fd) : loops.front()->adopt(fd);
-    for (std::size_t i = 1; i < loops.size(); ++i) loops[i]->adopt(fd);
-    bound.push_back(ep);
+    if (supervisor) supervisor->adopt(fd);
+    for (const auto& l : loops) l->adopt(fd);
   }
   if (options.listen_fds.empty()) {
     const auto first = [this](const tcp::endpoint& ep) {
       detail::check_port_free(ep);
       return supervisor ? supervisor->listen(ep) : loops.front()->listen(ep);
     };
-    bound = detail::listen_on_each(
+    const auto bound = detail::listen_on_each(
         options.host, options.port, first,
         "cannot listen on " + options.host + ":" + std::to_string(options.port));
     // The other loops join the first one's sockets (SO_REUSEPORT).
     for (const auto& ep : bound)
       for (std::size_t i = 1; i < loops.size(); ++i) loops[i]->listen(ep);
   }
-  std::vector<int> fds;
-  if (supervisor) fds = supervisor->listening_fds();
-  for (const auto& l : loops) {
-    auto more = l->listening_fds();
-    fds.insert(fds.end(), more.begin(), more.end());
-  }
-  listening = detail::distinct_sockets(fds);
 }
 
 void server::start() {
@@ -268,7 +252,13 @@ void server::start() {
 }
 
 std::uint16_t server::port() const {
-  return impl_->bound.empty() ? 0 : impl_->bound.front().port();
+  const auto& s = *impl_;
+  const std::vector<tcp::endpoint>* bound = nullptr;
+  if (s.supervisor)
+    bound = &s.supervisor->bound();
+  else if (!s.loops.empty())
+    bound = &s.loops.front()->bound();
+  return bound != nullptr && !bound->empty() ? bound->front().port() : 0;
 }
 
 std::vector<std::string> server::zmq_endpoints() const {
@@ -280,13 +270,24 @@ std::vector<std::string> server::worker_endpoints() const {
                                          : std::vector<std::string>{};
 }
 
-std::vector<std::string> server::endpoints() const { return detail::host_ports(impl_->bound); }
+std::vector<std::string> server::endpoints() const {
+  const auto* http = impl_->http();
+  return http ? http->endpoints() : std::vector<std::string>{};
+}
 
 std::vector<std::string> server::admin_endpoints() const {
   return impl_->admin ? impl_->admin->endpoints() : std::vector<std::string>{};
 }
 
-std::vector<int> server::listening_descriptors() const { return impl_->listening; }
+std::vector<int> server::listening_descriptors() const {
+  std::vector<int> fds;
+  if (impl_->supervisor) fds = impl_->supervisor->listening_descriptors();
+  for (const auto& l : impl_->loops) {
+    auto more = l->listening_descriptors();
+    fds.insert(fds.end(), more.begin(), more.end());
+  }
+  return detail::distinct_sockets(fds);
+}
 
 std::vector<int> server::admin_descriptors() const {
   return impl_->admin ? impl_->admin->listening_descriptors() : std::vector<int>{};

@@ -35,8 +35,7 @@ void zmq_service::end() {
   }
 }
 
-std::string zmq_service::bind(zmq::socket_t& socket, const std::string& address,
-                              const char* what) {
+std::string zmq_service::bind(zmq::socket_t& socket, const std::string& address, const char* what) {
   try {
     if (address.find("://[") != std::string::npos) socket.set(zmq::sockopt::ipv6, 1);
     socket.bind(address);
