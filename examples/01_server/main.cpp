@@ -11,8 +11,8 @@
 
 int main(int argc, char** argv) {
   rapidrpc::server server(
-      {.host = "localhost",
-       .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)});
+      {.listen = {.host = "localhost",
+                  .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)}});
   server.add(
       "sample.add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds two integers.");
   server.add(

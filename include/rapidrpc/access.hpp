@@ -76,7 +76,7 @@ users_table parse_users(std::string_view text);
 /// the file cannot be read.
 users_table load_users(const std::string& path);
 
-/// How the access log writes its lines (server_options::log_format).
+/// How the access log writes its lines (server_options::log.format).
 enum class access_log_format : std::uint8_t {
   text,  ///< TIME PEER USER "METHOD" STATUS FAULT REQUEST_BYTES RESPONSE_BYTES MICROSECONDS
   json,  ///< one JSON object a line

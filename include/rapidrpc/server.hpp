@@ -79,7 +79,7 @@ class server {
   /// The ZeroMQ addresses bound, as libzmq reports them
   /// ("tcp://127.0.0.1:40123"; from start() until wait() returns).
   std::vector<std::string> zmq_endpoints() const;
-  /// The worker-host addresses bound (worker_listen), as libzmq reports
+  /// The worker-host addresses bound (worker_hosts.listen), as libzmq reports
   /// them (from start() until wait() returns).
   std::vector<std::string> worker_endpoints() const;
 

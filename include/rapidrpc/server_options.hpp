@@ -26,11 +26,11 @@ enum class log_level : std::uint8_t {
   notice = 5,   ///< a normal but significant event: a worker host came or left
 };
 
-/// Where a server's own lines go (see server_options::log).
+/// Where a server's own lines go (see log_options::lines).
 using log_sink = std::function<void(log_level level, std::string_view text)>;
 
-/// How a server is set up. Every field has a working default.
-struct server_options {
+/// Where a server takes its HTTP connections (server_options::listen).
+struct listen_options {
   /// Host name or address to listen on; a name is resolved and the server
   /// listens on each of its addresses ("localhost": 127.0.0.1 and ::1).
   std::string host = "localhost";
@@ -41,11 +41,11 @@ struct server_options {
   /// them over. The server serves duplicates of them: the caller keeps its
   /// own descriptors. start() throws std::invalid_argument for a
   /// descriptor that is not a listening TCP socket.
-  std::vector<int> listen_fds;
-  /// Event-loop threads; 0 means one per core.
-  unsigned threads = 0;
-  /// Worker-pool threads for pool methods; 0 means one per core.
-  unsigned workers = 0;
+  std::vector<int> fds;
+};
+
+/// What the server answers over HTTP (server_options::http).
+struct http_options {
   /// Request paths that serve XML-RPC, and JSON-RPC 2.0 when `jsonrpc` is
   /// on: a request is JSON-RPC if its Content-Type is application/json, or
   /// if it has no XML Content-Type and its body starts with '{' or '['.
@@ -69,10 +69,14 @@ struct server_options {
   /// requests to its origin). Other GETs, and every GET when this is off,
   /// get 405. Access control applies to it as to calls.
   bool api_page = true;
-  /// Limits and timeouts.
-  rapidrpc::limits limits;
-  /// How connections and methods are served.
+};
+
+/// How connections and methods are served (server_options::serving).
+struct serving_options {
+  /// The mode (serving_mode.hpp).
   serving_mode mode = serving_mode::async_pool;
+  /// Event-loop threads of async-pool; 0 means one per core.
+  unsigned threads = 0;
   /// Processes for the fork (most at once) and prefork (how many) modes;
   /// 0 means one per core.
   unsigned processes = 0;
@@ -84,7 +88,14 @@ struct server_options {
   /// value other than these defaults in another mode.
   std::chrono::milliseconds respawn_backoff{100};
   std::chrono::milliseconds respawn_backoff_max{5000};
-  /// async_pool only: run pool methods in `workers` supervised worker
+};
+
+/// Where pool methods run (server_options::workers).
+struct worker_options {
+  /// Worker-pool threads (or worker processes with `isolate`); 0 means one
+  /// per core (none with worker_hosts.listen set: see there).
+  unsigned count = 0;
+  /// async_pool only: run pool methods in `count` supervised worker
   /// processes instead of threads. A crash there fails that call with
   /// fault_code::internal_error and the worker is replaced; a call past its
   /// timeout gets fault_code::timeout and its worker is killed and replaced.
@@ -95,68 +106,78 @@ struct server_options {
   /// starts one worker process. Its file descriptor 3 is a socket speaking
   /// the worker protocol (rapidrpc/worker.hpp); rapidrpc::serve_worker()
   /// implements the worker side. rapidrpcd passes itself with --worker.
-  std::vector<std::string> worker_command;
+  std::vector<std::string> command;
   /// With `isolate`: a worker process that has answered this many calls is
   /// replaced by a new one between calls (it leaves at end of stream), to
   /// bound what a leaking method can hold; 0: never.
-  std::uint64_t worker_max_requests = 0;
-  /// How long a pool call may run when its method sets no timeout; zero
-  /// means no limit.
+  std::uint64_t max_requests = 0;
+  /// How long a pool call (or a relayed request) may run when its method
+  /// sets no timeout; zero means no limit.
   std::chrono::milliseconds method_timeout{0};
-  /// HTTPS when set (see tls_options); the request timeout also bounds the
-  /// TLS handshake.
-  tls_options tls;
+};
+
+/// The relay to a program behind a Unix socket (server_options::relay).
+struct relay_options {
   /// Relay every request to the program listening on this Unix stream
   /// socket instead of answering any itself (docs/design.md, "The relay"):
   /// the server keeps the connections, their framing, limits, TLS and
   /// access control; the program answers each request as it came (any
-  /// method, any path; `paths`, the API page, JSON-RPC and gzip do not
+  /// method, any path; http.paths, the API page, JSON-RPC and gzip do not
   /// apply). One Unix connection per client connection, opened for its
   /// first request and kept while the program keeps it; a PROXY protocol
   /// v1 line first, then the requests; the program says its pid first,
   /// then answers each request in turn. A program that cannot be reached
   /// is a 503, a connection that ends before a whole response a 502; a
-  /// request past `method_timeout` is answered with fault_code::timeout
-  /// and the process that had it is killed (SIGUSR1, then SIGKILL 0.2 s
-  /// later) unless it is `relay_keep_pid`. Empty: off. Mode async-pool
-  /// only, and not with `isolate`, `zmq`, `worker_listen` or
-  /// `worker_connect`: start() throws std::invalid_argument.
-  std::string relay;
-  /// With `relay`: the process never killed after a timeout (the
+  /// request past workers.method_timeout is answered with
+  /// fault_code::timeout and the process that had it is killed (SIGUSR1,
+  /// then SIGKILL 0.2 s later) unless it is `keep_pid`. Empty: off. Mode
+  /// async-pool only, and not with workers.isolate, zmq, worker_hosts.listen
+  /// or worker_hosts.connect: start() throws std::invalid_argument.
+  std::string socket;
+  /// With `socket`: the process never killed after a timeout (the
   /// program's own, whose children serve the requests); 0: none.
-  int relay_keep_pid = 0;
-  /// ZeroMQ endpoints to serve JSON-RPC 2.0 on, besides HTTP (docs/zmq.md):
+  int keep_pid = 0;
+};
+
+/// The JSON-RPC endpoint over ZeroMQ (server_options::zmq; docs/zmq.md).
+struct zmq_options {
+  /// ZeroMQ endpoints to serve JSON-RPC 2.0 on, besides HTTP:
   /// "tcp://127.0.0.1:5555", "tcp://127.0.0.1:*" (a free port; see
   /// zmq_endpoints()), "ipc:///run/app.sock". One ROUTER socket bound to
   /// all of them, on a thread of its own; same registry, same limits (a
   /// message past max_body_bytes drops its sender's connection). Modes
-  /// async-pool and async only; not with `users` (ZeroMQ carries no
+  /// async-pool and async only; not with access.users (ZeroMQ carries no
   /// credentials). start() throws std::invalid_argument for those, and
   /// std::runtime_error for an address that cannot be bound.
-  std::vector<std::string> zmq;
-  /// Be the front of worker hosts (docs/scale-out.md): bind a ZeroMQ
-  /// endpoint at each of these addresses ("tcp://10.0.0.1:7000",
-  /// "tcp://127.0.0.1:*": see worker_endpoints()) where other servers
-  /// connect with `worker_connect`. Pool calls then go to the least loaded
-  /// of the local workers and the hosts connected, by calls in flight over
-  /// what each runs at once; with this set, `workers` = 0 means no local
-  /// workers at all (not one per core). A host silent for 2 s is dropped:
-  /// the calls it was running fail with fault_code::internal_error, those
-  /// not sent yet wait for another. Mode async-pool only; start() throws
-  /// std::invalid_argument for another, and std::runtime_error for an
-  /// address that cannot be bound.
-  std::vector<std::string> worker_listen;
+  std::vector<std::string> endpoints;
+};
+
+/// Worker hosts: a front and the servers that run its pool calls
+/// (server_options::worker_hosts; docs/scale-out.md).
+struct worker_host_options {
+  /// Be the front of worker hosts: bind a ZeroMQ endpoint at each of these
+  /// addresses ("tcp://10.0.0.1:7000", "tcp://127.0.0.1:*": see
+  /// worker_endpoints()) where other servers connect with `connect`. Pool
+  /// calls then go to the least loaded of the local workers and the hosts
+  /// connected, by calls in flight over what each runs at once; with this
+  /// set, workers.count = 0 means no local workers at all (not one per
+  /// core). A host silent for 2 s is dropped: the calls it was running
+  /// fail with fault_code::internal_error, those not sent yet wait for
+  /// another. Mode async-pool only; start() throws std::invalid_argument
+  /// for another, and std::runtime_error for an address that cannot be
+  /// bound.
+  std::vector<std::string> listen;
   /// Be a worker host: connect to the front at this ZeroMQ address (its
-  /// `worker_listen`), announce `workers` calls at once, and run the pool
+  /// `listen`), announce workers.count calls at once, and run the pool
   /// calls it sends with this server's methods and pool (threads, or
-  /// processes with `isolate`), connecting again by itself after a fault.
-  /// The server serves its own listeners as well. Mode async-pool only, and
-  /// not with `worker_listen`; start() throws std::invalid_argument.
-  std::string worker_connect;
+  /// processes with workers.isolate), connecting again by itself after a
+  /// fault. The server serves its own listeners as well. Mode async-pool
+  /// only, and not with `listen`; start() throws std::invalid_argument.
+  std::string connect;
   /// CurveZMQ on the worker-host link: encryption, and authentication of
-  /// worker hosts, for links that leave the machine (docs/scale-out.md).
-  /// Keys are Z85 text, 40 characters, as zmq_curve_keypair() makes them.
-  /// With `secret_key` empty (the default) the link is plain ZeroMQ.
+  /// worker hosts, for links that leave the machine. Keys are Z85 text, 40
+  /// characters, as zmq_curve_keypair() makes them. With `secret_key`
+  /// empty (the default) the link is plain ZeroMQ.
   struct curve_keys {
     /// This server's secret key (its public key is derived from it).
     std::string secret_key;
@@ -170,10 +191,11 @@ struct server_options {
   /// front without host keys or a host without the front's key, and for a
   /// key where it would be ignored (a front's key on a front, hosts' keys on
   /// a host, public keys without a secret key).
-  curve_keys worker_curve;
+  curve_keys curve;
+};
 
-  // ---- access control and logging (docs/access.md) ----
-
+/// Who may call (server_options::access; docs/access.md).
+struct access_options {
   /// HTTP Basic authentication: user names and their password hashes
   /// (hash_password(), load_users()). When not empty, a request without
   /// valid credentials gets 401 with `WWW-Authenticate: Basic
@@ -191,6 +213,10 @@ struct server_options {
   /// rapidrpc::authorizer; the peer carries the authenticated user). Empty:
   /// no check. start() installs it with registry::set_authorizer().
   authorizer authorize;
+};
+
+/// What the server writes down (server_options::log).
+struct log_options {
   /// The access log's path ("-": standard output); empty: no log. One line
   /// per answered request (docs/access.md has the format); start() throws
   /// std::system_error if it cannot be opened.
@@ -198,10 +224,21 @@ struct server_options {
   /// The access log's lines: access_log_format::text (fields separated by
   /// spaces) or access_log_format::json (one JSON object a line, for log
   /// shippers); docs/access.md has both.
-  access_log_format log_format = access_log_format::text;
+  access_log_format format = access_log_format::text;
+  /// Where the server's own lines go (not the access log's): a worker
+  /// process replaced, a worker host come or gone, a drain deadline
+  /// reached, an access log that cannot be written. `text` is one line,
+  /// with no newline and no "rapidrpc: " before it. Called on the thread
+  /// that saw the event (a loop, a worker pool's, the ZeroMQ endpoint's),
+  /// from several at once (so it must be thread-safe), and in fork and
+  /// prefork also in the supervisor process. Empty: each line goes to
+  /// standard error as "rapidrpc: TEXT".
+  log_sink lines;
+};
 
-  // ---- operations (docs/operations.md) ----
-
+/// Operations: metrics and the admin listener (server_options::admin;
+/// docs/operations.md).
+struct admin_options {
   /// The admin listener's address, "HOST:PORT" ("127.0.0.1:9100",
   /// "[::1]:9100", "localhost:0" for a free port; see admin_endpoints());
   /// empty: none. It serves GET /metrics (the Prometheus text format),
@@ -211,37 +248,48 @@ struct server_options {
   /// the RPC port, and it answers until wait() returns. start() throws
   /// std::invalid_argument for an address it cannot read and
   /// std::system_error for one it cannot bind. Turns `metrics` on.
-  std::string admin;
+  std::string address;
   /// Listening TCP sockets to serve the admin listener on instead of
-  /// binding `admin`'s address, as handed over by a parent process (a
-  /// binary upgrade) or a service manager; the caller keeps its own
-  /// descriptors. Turns `metrics` on. start() throws std::invalid_argument
-  /// for a descriptor that is not a listening TCP socket.
-  std::vector<int> admin_listen_fds;
+  /// binding `address`, as handed over by a parent process (a binary
+  /// upgrade) or a service manager; the caller keeps its own descriptors.
+  /// Turns `metrics` on. start() throws std::invalid_argument for a
+  /// descriptor that is not a listening TCP socket.
+  std::vector<int> listen_fds;
   /// Count calls, connections, rejections and bytes (docs/operations.md has
   /// the metrics), for the admin listener or write_metrics(). Each thread
   /// counts into memory of its own: no lock and no shared cache line per
   /// call.
   bool metrics = false;
-
-  /// Where the server's own lines go (not the access log's): a worker
-  /// process replaced, a worker host come or gone, a drain deadline
-  /// reached, an access log that cannot be written. `text` is one line,
-  /// with no newline and no "rapidrpc: " before it. Called on the thread
-  /// that saw the event (a loop, a worker pool's, the ZeroMQ endpoint's),
-  /// from several at once (so it must be thread-safe), and in fork and
-  /// prefork also in the supervisor process. Empty: each line goes to
-  /// standard error as "rapidrpc: TEXT".
-  log_sink log;
 };
 
-/// What a count of 0 means in the options (`threads`, `workers`,
-/// `processes`): one per core. `n` itself when it is not 0; otherwise the
+/// How a server is set up, one group per feature. Every field has a
+/// working default.
+struct server_options {
+  listen_options listen;
+  http_options http;
+  /// HTTPS when set (see tls_options); the request timeout also bounds the
+  /// TLS handshake.
+  tls_options tls;
+  /// Limits and timeouts of requests and connections.
+  rapidrpc::limits limits;
+  serving_options serving;
+  worker_options workers;
+  relay_options relay;
+  zmq_options zmq;
+  worker_host_options worker_hosts;
+  access_options access;
+  log_options log;
+  admin_options admin;
+};
+
+/// What a count of 0 means in the options (serving.threads, workers.count,
+/// serving.processes): one per core. `n` itself when it is not 0; otherwise the
 /// number of cores (std::thread::hardware_concurrency(), at least 1).
 unsigned count_or_cores(unsigned n) noexcept;
 
 /// How options_refusal() names an option in its sentence: given the field's
-/// name ("isolate", "worker_curve.secret_key"), the name its reader knows.
+/// path ("workers.isolate", "worker_hosts.curve.secret_key"), the name its
+/// reader knows.
 /// Empty: the field's name. rapidrpcd passes its flags' names ("--isolate",
 /// "--worker-curve-key").
 using option_namer = std::function<std::string(std::string_view field)>;
@@ -251,10 +299,9 @@ using option_namer = std::function<std::string(std::string_view field)>;
 /// if there is none. start() throws it as std::invalid_argument, with the
 /// fields' names, before it sets anything up; rapidrpcd says it and exits
 /// with status 2. It checks the groups in turn, each its own combinations:
-/// workers (isolate, worker_command, worker_max_requests, the respawn
-/// back-off), the relay, worker hosts (worker_listen, worker_connect,
-/// worker_curve: the keys are Z85), ZeroMQ endpoints and the admin address
-/// (HOST:PORT). It reads only `options`: whether a handed-over descriptor is
+/// serving (the respawn back-off), workers (isolate, command,
+/// max_requests), relay, worker_hosts (listen, connect, curve: the keys are
+/// Z85), zmq and admin (HOST:PORT). It reads only `options`: whether a handed-over descriptor is
 /// a listening socket, or a file can be read, start() finds out.
 std::optional<std::string> options_refusal(const server_options& options,
                                            const option_namer& name = {});

@@ -41,7 +41,7 @@ int serve_worker(const registry& methods, int fd = 3);
 /// structs {name, help, signature (array of strings), params (the names),
 /// min, max (the parameter counts; max -1: any)}, and exits 0. Adds each
 /// method to `methods` as a pool method with that help, signature, names
-/// and count, run by the worker processes of server_options::worker_command
+/// and count, run by the worker processes of server_options::workers.command
 /// (the same `command`): the server answers an unknown method, a wrong
 /// count, named parameters and the system.* methods itself. Throws
 /// std::runtime_error, with what the program wrote to its standard error

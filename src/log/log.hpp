@@ -1,5 +1,5 @@
 // Private: the server's own lines (a worker replaced, a host gone, a drain
-// cut short), to server_options::log or, without one, to standard error as
+// cut short), to server_options::log.lines or, without one, to standard error as
 // "rapidrpc: TEXT". Below every other folder: each part that says something
 // holds a logger.
 #pragma once

@@ -73,7 +73,7 @@ enum class restart_cause : std::uint8_t {
   idle_death,    ///< died while idle (the OOM killer, a kill)
   timeout,       ///< killed by the pool: its call ran past its timeout
   protocol,      ///< killed by the pool: it broke the worker protocol
-  max_requests,  ///< retired after worker_max_requests calls
+  max_requests,  ///< retired after workers.max_requests calls
 };
 inline constexpr std::size_t restart_cause_count = 5;
 

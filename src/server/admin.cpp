@@ -159,16 +159,17 @@ std::vector<int> admin_listener::listening_descriptors() const {
   return distinct_sockets(listening_fds());
 }
 
-std::unique_ptr<admin_listener> make_admin_listener(const server_options& options,
+std::unique_ptr<admin_listener> make_admin_listener(const admin_options& options,
+                                                    std::string server_name,
                                                     admin_listener::handlers h) {
   if (!admin_wanted(options)) return nullptr;
-  auto admin = std::make_unique<admin_listener>(options.server_name, std::move(h));
-  for (int fd : options.admin_listen_fds) admin->adopt(fd);
-  if (options.admin_listen_fds.empty()) {
-    const auto [host, port] = split_host_port(options.admin);
+  auto admin = std::make_unique<admin_listener>(std::move(server_name), std::move(h));
+  for (int fd : options.listen_fds) admin->adopt(fd);
+  if (options.listen_fds.empty()) {
+    const auto [host, port] = split_host_port(options.address);
     listen_on_each(
         host, port, [&admin](const tcp::endpoint& ep) { return admin->listen(ep); },
-        "cannot listen on the admin address " + options.admin);
+        "cannot listen on the admin address " + options.address);
   }
   return admin;
 }

@@ -84,16 +84,18 @@ class admin_listener final : public service {
   std::thread thread_;
 };
 
-/// Whether `options` ask for an admin listener (admin or admin_listen_fds).
-inline bool admin_wanted(const server_options& options) {
-  return !options.admin.empty() || !options.admin_listen_fds.empty();
+/// Whether `options` ask for an admin listener (an address or descriptors).
+inline bool admin_wanted(const admin_options& options) {
+  return !options.address.empty() || !options.listen_fds.empty();
 }
 
-/// The admin listener `options` ask for (admin_listen_fds, else admin's
-/// HOST:PORT on each of its addresses), bound and not yet started; null
-/// when they ask for none. Throws std::system_error when an address cannot
-/// be bound or a descriptor served.
-std::unique_ptr<admin_listener> make_admin_listener(const server_options& options,
+/// The admin listener `options` ask for (listen_fds, else address's
+/// HOST:PORT on each of its addresses), answering with `server_name` in
+/// its Server header, bound and not yet started; null when they ask for
+/// none. Throws std::system_error when an address cannot be bound or a
+/// descriptor served.
+std::unique_ptr<admin_listener> make_admin_listener(const admin_options& options,
+                                                    std::string server_name,
                                                     admin_listener::handlers h);
 
 }  // namespace rapidrpc::detail

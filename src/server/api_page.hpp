@@ -1,5 +1,5 @@
 // Private: the API page, what a browser's GET on an RPC path gets (see
-// server_options::api_page). A registry in, one HTML document and its
+// server_options::http.api_page). A registry in, one HTML document and its
 // response headers out; no I/O. Built once by server::start(), when the
 // registry has become read-only, and served as it is for every such GET.
 #pragma once

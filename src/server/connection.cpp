@@ -404,7 +404,7 @@ void connection::handle_request(bool keep_alive) {
     if (!json_only) return http_error(404, !keep_alive_);
   }
   if (req.method != bhttp::verb::post) {
-    // A browser opening the URL gets the API page (server_options::api_page).
+    // A browser opening the URL gets the API page (server_options::http.api_page).
     const bool head = req.method == bhttp::verb::head;
     if ((head || req.method == bhttp::verb::get) && req.accepts_html && !shared.page.empty())
       return write_api_page(head);
@@ -435,7 +435,7 @@ void connection::handle_request(bool keep_alive) {
   exchange_.start(protocol, document, context_, shared_from_this());
 }
 
-// server_options::relay: the request goes to the program behind as it came
+// server_options::relay.socket: the request goes to the program behind as it came
 // (docs/design.md, "The relay"), on this client's Unix connection.
 void connection::relay_request() {
   const http::request& req = reader_.current();

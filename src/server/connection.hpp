@@ -101,9 +101,10 @@ class connection final : public std::enable_shared_from_this<connection>,
   std::size_t out_sent_ = 0;
 
   http::request_reader reader_;
-  rpc::exchange exchange_;                // the request's call, from its body to the reply's
-  std::string scratch_;                   // gzip in or out
-  std::shared_ptr<relay_channel> relay_;  // server_options::relay: this client's Unix connection
+  rpc::exchange exchange_;  // the request's call, from its body to the reply's
+  std::string scratch_;     // gzip in or out
+  std::shared_ptr<relay_channel>
+      relay_;  // server_options::relay.socket: this client's Unix connection
 
   // The request whose call is in flight.
   bool keep_alive_ = true;

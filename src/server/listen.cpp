@@ -111,7 +111,7 @@ void check_listening_tcp(int fd) {
   const int domain = option(SO_DOMAIN);
   if (option(SO_ACCEPTCONN) != 1 || option(SO_TYPE) != SOCK_STREAM ||
       (domain != AF_INET && domain != AF_INET6))
-    throw std::invalid_argument("listen_fds, admin_listen_fds: descriptor " + std::to_string(fd) +
+    throw std::invalid_argument("listen.fds, admin.listen_fds: descriptor " + std::to_string(fd) +
                                 " is not a listening TCP socket");
 }
 

@@ -71,7 +71,7 @@ struct serving_state {
   metrics::store* metrics = nullptr;
   std::size_t child_shard = 0;
 
-  logger lines;  ///< the server's own lines (server_options::log)
+  logger lines;  ///< the server's own lines (server_options::log.lines)
 };
 
 /// One event loop. Everything in it is touched only by its own thread, except

@@ -56,48 +56,58 @@ struct check_context {
   }
   // "MODE_FIELD async-pool, not fork".
   std::string mode_is(std::string_view wanted) const {
-    return (*this)("mode") + " " + std::string(wanted) + ", not " + std::string(mode_name(o.mode));
+    return (*this)("serving.mode") + " " + std::string(wanted) + ", not " +
+           std::string(mode_name(o.serving.mode));
   }
 };
 
-// isolate, worker_command, worker_max_requests; the respawn back-off.
-refusal check_workers(const check_context& n) {
-  const auto& o = n.o;
-  if (o.isolate && o.mode != serving_mode::async_pool)
-    return n("isolate") + " (worker processes) needs " + n.mode_is("async-pool");
-  if (o.isolate && o.worker_command.empty())
-    return n("isolate") + " needs a " + n("worker_command") +
-           ", the command that starts one worker";
-  if (!o.isolate && !o.worker_command.empty())
-    return n("worker_command") + " is used with " + n("isolate") + " only";
-  if (!o.isolate && o.worker_max_requests != 0)
-    return n("worker_max_requests") + " is used with " + n("isolate") + " only";
-  if (o.mode != serving_mode::prefork &&
-      (o.respawn_backoff != server_options{}.respawn_backoff ||
-       o.respawn_backoff_max != server_options{}.respawn_backoff_max))
-    return n("respawn_backoff") + " and " + n("respawn_backoff_max") + " are used with " +
-           n.mode_is("prefork only");
+// serving: the respawn back-off.
+refusal check_serving(const check_context& n) {
+  const auto& s = n.o.serving;
+  if (s.mode != serving_mode::prefork &&
+      (s.respawn_backoff != serving_options{}.respawn_backoff ||
+       s.respawn_backoff_max != serving_options{}.respawn_backoff_max))
+    return n("serving.respawn_backoff") + " and " + n("serving.respawn_backoff_max") +
+           " are used with " + n.mode_is("prefork only");
   return std::nullopt;
 }
 
-// relay, relay_keep_pid.
+// workers: isolate, command, max_requests.
+refusal check_workers(const check_context& n) {
+  const auto& w = n.o.workers;
+  if (w.isolate && n.o.serving.mode != serving_mode::async_pool)
+    return n("workers.isolate") + " (worker processes) needs " + n.mode_is("async-pool");
+  if (w.isolate && w.command.empty())
+    return n("workers.isolate") + " needs a " + n("workers.command") +
+           ", the command that starts one worker";
+  if (!w.isolate && !w.command.empty())
+    return n("workers.command") + " is used with " + n("workers.isolate") + " only";
+  if (!w.isolate && w.max_requests != 0)
+    return n("workers.max_requests") + " is used with " + n("workers.isolate") + " only";
+  return std::nullopt;
+}
+
+// relay: socket, keep_pid.
 refusal check_relay(const check_context& n) {
   const auto& o = n.o;
-  if (o.relay.empty()) {
-    if (o.relay_keep_pid != 0) return n("relay_keep_pid") + " is used with " + n("relay") + " only";
+  if (o.relay.socket.empty()) {
+    if (o.relay.keep_pid != 0)
+      return n("relay.keep_pid") + " is used with " + n("relay.socket") + " only";
     return std::nullopt;
   }
   std::string other;
-  if (o.isolate)
-    other = n("isolate");
-  else if (!o.zmq.empty())
-    other = n("zmq");
-  else if (!o.worker_listen.empty())
-    other = n("worker_listen");
-  else if (!o.worker_connect.empty())
-    other = n("worker_connect");
-  if (!other.empty()) return n("relay") + " answers no call itself: it does not go with " + other;
-  if (o.mode != serving_mode::async_pool) return n("relay") + " needs " + n.mode_is("async-pool");
+  if (o.workers.isolate)
+    other = n("workers.isolate");
+  else if (!o.zmq.endpoints.empty())
+    other = n("zmq.endpoints");
+  else if (!o.worker_hosts.listen.empty())
+    other = n("worker_hosts.listen");
+  else if (!o.worker_hosts.connect.empty())
+    other = n("worker_hosts.connect");
+  if (!other.empty())
+    return n("relay.socket") + " answers no call itself: it does not go with " + other;
+  if (o.serving.mode != serving_mode::async_pool)
+    return n("relay.socket") + " needs " + n.mode_is("async-pool");
   return std::nullopt;
 }
 
@@ -107,36 +117,36 @@ bool is_curve_key(const std::string& key) {
   return key.size() == 40 && zmq_z85_decode(binary.data(), key.c_str()) != nullptr;
 }
 
-// worker_listen, worker_connect, worker_curve.
+// worker_hosts: listen, connect, curve.
 refusal check_worker_hosts(const check_context& n) {
-  const auto& o = n.o;
-  const bool front = !o.worker_listen.empty();
-  const bool host = !o.worker_connect.empty();
-  if ((front || host) && o.mode != serving_mode::async_pool)
-    return "worker hosts (" + n("worker_listen") + ", " + n("worker_connect") + ") need " +
-           n.mode_is("async-pool");
+  const auto& h = n.o.worker_hosts;
+  const bool front = !h.listen.empty();
+  const bool host = !h.connect.empty();
+  const std::string listen = n("worker_hosts.listen");
+  const std::string connect = n("worker_hosts.connect");
+  if ((front || host) && n.o.serving.mode != serving_mode::async_pool)
+    return "worker hosts (" + listen + ", " + connect + ") need " + n.mode_is("async-pool");
   if (front && host)
-    return n("worker_listen") + " and " + n("worker_connect") +
+    return listen + " and " + connect +
            " do not go together: a server is a front of worker hosts or a worker host, not both";
-  const auto& curve = o.worker_curve;
-  const std::string secret = n("worker_curve.secret_key");
-  const std::string front_key = n("worker_curve.front_public_key");
-  const std::string host_keys = n("worker_curve.host_public_keys");
+  const auto& curve = h.curve;
+  const std::string secret = n("worker_hosts.curve.secret_key");
+  const std::string front_key = n("worker_hosts.curve.front_public_key");
+  const std::string host_keys = n("worker_hosts.curve.host_public_keys");
   if (curve.secret_key.empty()) {
     if (!curve.front_public_key.empty() || !curve.host_public_keys.empty())
       return front_key + " and " + host_keys + " need " + secret;
     return std::nullopt;
   }
-  if (!front && !host)
-    return secret + " is used with " + n("worker_listen") + " or " + n("worker_connect") + " only";
+  if (!front && !host) return secret + " is used with " + listen + " or " + connect + " only";
   if (front && curve.host_public_keys.empty())
     return secret + " on a front needs " + host_keys + ": the public keys of its hosts";
   if (front && !curve.front_public_key.empty())
-    return front_key + " is used on a worker host (" + n("worker_connect") + ") only";
+    return front_key + " is used on a worker host (" + connect + ") only";
   if (host && curve.front_public_key.empty())
     return secret + " on a worker host needs " + front_key;
   if (host && !curve.host_public_keys.empty())
-    return host_keys + " is used on a front (" + n("worker_listen") + ") only";
+    return host_keys + " is used on a front (" + listen + ") only";
   const auto not_a_key = [](std::string what) {
     return what.append(" is not a CurveZMQ key (40 characters of Z85)");
   };
@@ -148,26 +158,28 @@ refusal check_worker_hosts(const check_context& n) {
   return std::nullopt;
 }
 
-// zmq.
+// zmq: endpoints.
 refusal check_zmq(const check_context& n) {
   const auto& o = n.o;
-  if (o.zmq.empty()) return std::nullopt;
-  if (o.mode != serving_mode::async_pool && o.mode != serving_mode::async)
-    return "ZeroMQ endpoints (" + n("zmq") + ") need " + n.mode_is("async-pool or async");
-  if (!o.users.empty())
-    return "ZeroMQ endpoints (" + n("zmq") +
+  if (o.zmq.endpoints.empty()) return std::nullopt;
+  const std::string endpoints = n("zmq.endpoints");
+  if (o.serving.mode != serving_mode::async_pool && o.serving.mode != serving_mode::async)
+    return "ZeroMQ endpoints (" + endpoints + ") need " + n.mode_is("async-pool or async");
+  if (!o.access.users.empty())
+    return "ZeroMQ endpoints (" + endpoints +
            ") carry no credentials: they cannot be combined with password authentication (" +
-           n("users") + ")";
+           n("access.users") + ")";
   return std::nullopt;
 }
 
-// admin.
+// admin: address.
 refusal check_admin(const check_context& n) {
-  if (n.o.admin.empty()) return std::nullopt;
+  const auto& address = n.o.admin.address;
+  if (address.empty()) return std::nullopt;
   try {
-    detail::split_host_port(n.o.admin);
+    detail::split_host_port(address);
   } catch (const std::invalid_argument&) {
-    return n("admin") + ": \"" + n.o.admin +
+    return n("admin.address") + ": \"" + address +
            "\" is not HOST:PORT (say 127.0.0.1:9100 or [::1]:9100)";
   }
   return std::nullopt;
@@ -178,7 +190,8 @@ refusal check_admin(const check_context& n) {
 std::optional<std::string> options_refusal(const server_options& options,
                                            const option_namer& name) {
   const check_context context{options, name};
-  for (auto check : {check_workers, check_relay, check_worker_hosts, check_zmq, check_admin})
+  for (auto check :
+       {check_workers, check_serving, check_relay, check_worker_hosts, check_zmq, check_admin})
     if (auto why = check(context)) return why;
   return std::nullopt;
 }

@@ -37,7 +37,7 @@ namespace rapidrpc::detail {
 
 class process_supervisor final : public service {
  public:
-  /// `respawn`: the prefork workers' back-off (server_options::respawn_backoff
+  /// `respawn`: the prefork workers' back-off (server_options::serving.respawn_backoff
   /// and respawn_backoff_max, after the first young death replaced at once).
   process_supervisor(serving_state& shared, serving_mode mode, unsigned processes,
                      respawn_rule respawn);

@@ -1,7 +1,7 @@
 // Private: where a server's pool calls run, chosen in this one place from
 // the mode and the options (docs/design.md, "Modes"): pool threads, the
 // process modes' watchdog, worker processes (isolate), or the front of
-// worker hosts (worker_listen), which has threads or processes of its own
+// worker hosts (worker_hosts.listen), which has threads or processes of its own
 // besides when `workers` is not 0; each is a pool_runner (registry/pool.hpp).
 // serving_state::pool points at what runs them.
 #pragma once

@@ -35,8 +35,8 @@ struct server::impl {
   std::vector<std::unique_ptr<detail::loop>> loops;
   std::unique_ptr<detail::process_supervisor> supervisor;  // fork and prefork
   std::unique_ptr<detail::service> zmq;                    // after the runners: they post to it
-  std::unique_ptr<detail::service> link;                   // likewise (worker_connect)
-  // Metrics and the admin listener (server_options::metrics, admin). The
+  std::unique_ptr<detail::service> link;                   // likewise (worker_hosts.connect)
+  // Metrics and the admin listener (server_options::admin). The
   // store is made before the loops (they take their shards from it) and
   // outlives everything that counts; the admin listener stops last.
   std::unique_ptr<detail::metrics::store> metrics;
@@ -56,7 +56,7 @@ struct server::impl {
     if (!serving.load(std::memory_order_acquire)) return "starting";
     if (metrics && metrics->pool().processes_up.load(std::memory_order_relaxed) == 0)
       return "no worker process is up";
-    if (metrics && options.workers == 0 &&
+    if (metrics && options.workers.count == 0 &&
         metrics->pool().hosts_up.load(std::memory_order_relaxed) == 0)
       return "no worker host is connected";
     return {};
@@ -99,7 +99,8 @@ struct server::impl {
   }
 
   bool process_mode() const {
-    return options.mode == serving_mode::fork || options.mode == serving_mode::prefork;
+    return options.serving.mode == serving_mode::fork ||
+           options.serving.mode == serving_mode::prefork;
   }
   // The steps of start(), in order (defined below).
   void configure();
@@ -135,36 +136,36 @@ registry& server::methods() noexcept { return impl_->methods; }
 // The shared state every loop reads, and what it points to, from the
 // options. TLS files first: a bad one fails start() before anything is bound.
 void server::impl::configure() {
-  shared.lines = detail::logger(options.log);
+  shared.lines = detail::logger(options.log.lines);
   if (options.tls.enabled()) {
     tls = std::make_unique<detail::tls::context>(options.tls);
     shared.tls = tls.get();
   }
   shared.methods = &methods;
   shared.limits = options.limits;
-  shared.paths = options.paths;
-  shared.jsonrpc = options.jsonrpc;
-  if (options.jsonrpc) shared.json_paths = options.jsonrpc_paths;
-  shared.server_name = options.server_name;
-  shared.gzip_min_bytes = options.gzip_min_bytes;
-  shared.relay = {options.relay, static_cast<pid_t>(options.relay_keep_pid), options.method_timeout,
-                  shared.lines};
-  if (options.api_page && options.relay.empty())
+  shared.paths = options.http.paths;
+  shared.jsonrpc = options.http.jsonrpc;
+  if (options.http.jsonrpc) shared.json_paths = options.http.jsonrpc_paths;
+  shared.server_name = options.http.server_name;
+  shared.gzip_min_bytes = options.http.gzip_min_bytes;
+  shared.relay = {options.relay.socket, static_cast<pid_t>(options.relay.keep_pid),
+                  options.workers.method_timeout, shared.lines};
+  if (options.http.api_page && options.relay.socket.empty())
     shared.page = detail::make_api_page(
-        methods, {options.server_name, options.jsonrpc, options.gzip_min_bytes});
+        methods, {options.http.server_name, options.http.jsonrpc, options.http.gzip_min_bytes});
   methods.set_multicall_limit(options.limits.max_multicall);
-  methods.set_default_timeout(options.method_timeout);
-  if (options.authorize) methods.set_authorizer(options.authorize);
-  if (!options.users.empty() || !options.allow.empty()) {
-    access = std::make_unique<detail::access_policy>(options.users, options.allow);
+  methods.set_default_timeout(options.workers.method_timeout);
+  if (options.access.authorize) methods.set_authorizer(options.access.authorize);
+  if (!options.access.users.empty() || !options.access.allow.empty()) {
+    access = std::make_unique<detail::access_policy>(options.access.users, options.access.allow);
     shared.access = access.get();
   }
-  if (!options.access_log.empty()) {
+  if (!options.log.access_log.empty()) {
     // In the process modes the children write their own lines and the
     // parent writes none: it gets no writer thread, so the children are
     // forked from a process with as few threads as can be.
-    log = std::make_unique<detail::access_log>(options.access_log, !process_mode(),
-                                               options.log_format, shared.lines);
+    log = std::make_unique<detail::access_log>(options.log.access_log, !process_mode(),
+                                               options.log.format, shared.lines);
     shared.log = log.get();
   }
 }
@@ -174,16 +175,18 @@ void server::impl::configure() {
 // each writer, the supervisor of the process modes, and where pool calls
 // run (runners.hpp).
 void server::impl::make_runners() {
-  const auto mode = options.mode;
-  const unsigned threads = mode == serving_mode::async_pool ? count_or_cores(options.threads) : 1;
+  const auto mode = options.serving.mode;
+  const unsigned threads =
+      mode == serving_mode::async_pool ? count_or_cores(options.serving.threads) : 1;
   if (mode == serving_mode::sequential) {
     shared.max_open_per_loop = 1;
     shared.close_after_response = true;
   }
-  if (options.metrics || detail::admin_wanted(options)) {
+  if (options.admin.metrics || detail::admin_wanted(options.admin)) {
     // Shard 0 is the ZeroMQ endpoint's; then one per loop, or one per
     // process slot of fork and prefork. The registry is read-only from here.
-    const std::size_t writers = process_mode() ? count_or_cores(options.processes) : threads;
+    const std::size_t writers =
+        process_mode() ? count_or_cores(options.serving.processes) : threads;
     metrics = std::make_unique<detail::metrics::store>(methods.names(), 1 + writers);
     shared.metrics = metrics.get();
   }
@@ -193,8 +196,9 @@ void server::impl::make_runners() {
     // An idle keep-alive client must not hold a whole process for long.
     shared.limits.idle_timeout = std::min(shared.limits.idle_timeout, std::chrono::seconds(2));
     supervisor = std::make_unique<detail::process_supervisor>(
-        shared, mode, count_or_cores(options.processes),
-        detail::respawn_rule{1, options.respawn_backoff, options.respawn_backoff_max});
+        shared, mode, count_or_cores(options.serving.processes),
+        detail::respawn_rule{1, options.serving.respawn_backoff,
+                             options.serving.respawn_backoff_max});
     return;
   }
   for (unsigned i = 0; i < threads; ++i)
@@ -204,18 +208,18 @@ void server::impl::make_runners() {
 // The RPC listening sockets: the ones handed over, or one per address of
 // the host, in the supervisor (process modes) or in every loop.
 void server::impl::bind_listeners() {
-  for (int fd : options.listen_fds) {
+  for (int fd : options.listen.fds) {
     if (supervisor) supervisor->adopt(fd);
     for (const auto& l : loops) l->adopt(fd);
   }
-  if (options.listen_fds.empty()) {
+  if (options.listen.fds.empty()) {
     const auto first = [this](const tcp::endpoint& ep) {
       detail::check_port_free(ep);
       return supervisor ? supervisor->listen(ep) : loops.front()->listen(ep);
     };
     const auto bound = detail::listen_on_each(
-        options.host, options.port, first,
-        "cannot listen on " + options.host + ":" + std::to_string(options.port));
+        options.listen.host, options.listen.port, first,
+        "cannot listen on " + options.listen.host + ":" + std::to_string(options.listen.port));
     // The other loops join the first one's sockets (SO_REUSEPORT).
     for (const auto& ep : bound)
       for (std::size_t i = 1; i < loops.size(); ++i) loops[i]->listen(ep);
@@ -226,8 +230,8 @@ void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
   if (auto why = options_refusal(s.options)) throw std::invalid_argument(*why);
-  for (int fd : s.options.listen_fds) detail::check_listening_tcp(fd);
-  for (int fd : s.options.admin_listen_fds) detail::check_listening_tcp(fd);
+  for (int fd : s.options.listen.fds) detail::check_listening_tcp(fd);
+  for (int fd : s.options.admin.listen_fds) detail::check_listening_tcp(fd);
   s.configure();
   try {
     // Built and bound first; nothing runs until the services start.
@@ -236,10 +240,11 @@ void server::start() {
     // Forked now, while this process has no other thread and nothing else
     // open: what the supervisor holds, every child holds (process_modes.hpp).
     if (s.supervisor) s.supervisor->spawn();
-    s.zmq = detail::make_zmq_endpoint(s.options, s.methods, s.shared);
-    s.link = detail::make_worker_link(s.options, s.methods, s.shared);
+    const auto& o = s.options;
+    s.zmq = detail::make_zmq_endpoint(o.zmq, s.methods, s.shared);
+    s.link = detail::make_worker_link(o.worker_hosts, o.workers.count, s.methods, s.shared);
     s.admin = detail::make_admin_listener(
-        s.options,
+        o.admin, o.http.server_name,
         {[this](std::string& out) { write_metrics(out); }, [&s] { return s.not_ready(); }});
     s.list_services();
     s.services.start();  // /readyz says "starting" until the end of start()

@@ -1,6 +1,6 @@
 // Private: the one back-off rule for replacing a process that keeps dying
 // young, so that a crash loop does not eat the machine: the prefork
-// supervisor's workers (server_options::respawn_backoff and
+// supervisor's workers (server_options::serving.respawn_backoff and
 // respawn_backoff_max) and the worker processes (worker_pool.hpp) follow
 // it, each with its own numbers.
 #pragma once

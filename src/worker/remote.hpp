@@ -1,6 +1,6 @@
 // Private: the worker-host protocol, between a front (server_options::
-// worker_listen: a ROUTER socket bound there) and worker hosts
-// (server_options::worker_connect: a DEALER socket connected to it), over
+// worker_hosts.listen: a ROUTER socket bound there) and worker hosts
+// (server_options::worker_hosts.connect: a DEALER socket connected to it), over
 // ZeroMQ. Every message is a command frame, then its fields:
 //
 //   host -> front   READY  version capacity   connected, or connected again

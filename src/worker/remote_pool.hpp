@@ -1,4 +1,4 @@
-// Private: the front's side of worker hosts (server_options::worker_listen).
+// Private: the front's side of worker hosts (server_options::worker_hosts.listen).
 // Pool calls go to the least loaded of the local workers (threads or worker
 // processes, if any) and the worker hosts connected, each loaded by its
 // calls in flight over what it announced it can run at once; a call waits

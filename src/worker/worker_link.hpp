@@ -1,4 +1,4 @@
-// Private: a worker host's side (server_options::worker_connect). A DEALER
+// Private: a worker host's side (server_options::worker_hosts.connect). A DEALER
 // socket connected to the front (remote.hpp) announces how many calls the
 // host runs at once, runs each call the front sends through the host's own
 // registry and pool, as any transport does (rpc/exchange.hpp), and sends

@@ -19,7 +19,9 @@ bool expect(bool ok, const std::string& what) {
 }  // namespace
 
 int main() {
-  rapidrpc::server server({.host = "127.0.0.1", .port = 0, .threads = 1, .workers = 1});
+  rapidrpc::server server({.listen = {.host = "127.0.0.1", .port = 0},
+                           .serving = {.threads = 1},
+                           .workers = {.count = 1}});
   server.add(
       "consumer.greet", [](std::string name) { return "hello, " + name; }, "Greets NAME.");
   server.add(

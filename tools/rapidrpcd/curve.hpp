@@ -1,5 +1,5 @@
 // rapidrpcd's CurveZMQ key files, for the worker-host link
-// (server_options::worker_curve). The format is czmq's certificate files
+// (server_options::worker_hosts.curve). The format is czmq's certificate files
 // (ZPL), so keys made by other ZeroMQ tools read as they are:
 //
 //   curve

@@ -79,13 +79,14 @@ int hash_password_line(const std::string& user, unsigned iterations) {
 
 // The start-up line's description of the threads or processes serving.
 std::string serving_shape(const rapidrpc::server_options& options) {
-  switch (options.mode) {
+  switch (options.serving.mode) {
     case rapidrpc::serving_mode::async_pool:
-      return "threads " + std::to_string(options.threads) + ", workers " +
-             std::to_string(options.workers) + (options.isolate ? " (processes)" : " (threads)");
+      return "threads " + std::to_string(options.serving.threads) + ", workers " +
+             std::to_string(options.workers.count) +
+             (options.workers.isolate ? " (processes)" : " (threads)");
     case rapidrpc::serving_mode::fork:
     case rapidrpc::serving_mode::prefork:
-      return "processes " + std::to_string(rapidrpc::count_or_cores(options.processes));
+      return "processes " + std::to_string(rapidrpc::count_or_cores(options.serving.processes));
     default:
       return "one thread";
   }
@@ -173,19 +174,20 @@ void say_serving(const rapidrpc::server& server, const rapidrpc::server_options&
     std::printf("rapidrpcd: JSON-RPC over ZeroMQ at %s\n", z.c_str());
   for (const auto& w : server.worker_endpoints())
     std::printf("rapidrpcd: worker hosts connect at %s\n", w.c_str());
-  if (!options.worker_connect.empty())
+  if (!options.worker_hosts.connect.empty())
     std::printf("rapidrpcd: a worker host of %s, %u calls at once\n",
-                options.worker_connect.c_str(), options.workers);
-  if (!options.relay.empty())
-    std::printf("rapidrpcd: relaying every request to %s\n", options.relay.c_str());
-  if (!options.admin.empty())
+                options.worker_hosts.connect.c_str(), options.workers.count);
+  if (!options.relay.socket.empty())
+    std::printf("rapidrpcd: relaying every request to %s\n", options.relay.socket.c_str());
+  if (!options.admin.address.empty())
     std::printf("rapidrpcd: admin (/metrics, /healthz, /readyz) on %s\n",
                 join(server.admin_endpoints()).c_str());
-  std::printf(
-      "rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
-      RAPIDRPC_VERSION, join(server.endpoints()).c_str(), options.tls.enabled() ? "https" : "http",
-      std::string(rapidrpc::mode_name(options.mode)).c_str(), serving_shape(options).c_str(),
-      join(options.paths).c_str(), options.limits.max_body_bytes);
+  std::printf("rapidrpcd %s listening on %s (%s, mode %s, %s, paths %s, max body %zu bytes)\n",
+              RAPIDRPC_VERSION, join(server.endpoints()).c_str(),
+              options.tls.enabled() ? "https" : "http",
+              std::string(rapidrpc::mode_name(options.serving.mode)).c_str(),
+              serving_shape(options).c_str(), join(options.http.paths).c_str(),
+              options.limits.max_body_bytes);
   std::fflush(stdout);
 
   // Under systemd (Type=notify, NOTIFY_SOCKET set), it hears when the
@@ -224,7 +226,7 @@ void announce_stop(rapidrpc::server& server, const rapidrpcd::settings& settings
 // (upgrade.hpp); SIGHUP reads the config file again and re-opens the access
 // log. `argv` is read again on SIGHUP.
 int serve(rapidrpcd::settings& settings, int argc, char** argv) {
-  settings.server.log = stderr_lines();
+  settings.server.log.lines = stderr_lines();
   const auto& options = settings.server;
   const sigset_t stop_signals = set_up_process();
   // The executable's path now: a binary upgrade starts whatever is
@@ -237,10 +239,10 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
 
   // Relaying to the program that started it (--relay-keep-pid names its
   // parent), rapidrpcd ends with that program: SIGTERM, taken below.
-  if (!options.relay.empty() && options.relay_keep_pid != 0 &&
-      options.relay_keep_pid == ::getppid()) {
+  if (!options.relay.socket.empty() && options.relay.keep_pid != 0 &&
+      options.relay.keep_pid == ::getppid()) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != options.relay_keep_pid) return 1;
+    if (::getppid() != options.relay.keep_pid) return 1;
   }
 
   rapidrpc::server server(options);
@@ -252,8 +254,8 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
     return 1;
   }
   // The server serves its own duplicates; worker processes get none.
-  for (int fd : options.listen_fds) ::close(fd);
-  for (int fd : options.admin_listen_fds) ::close(fd);
+  for (int fd : options.listen.fds) ::close(fd);
+  for (int fd : options.admin.listen_fds) ::close(fd);
   say_serving(server, options);
 
   const std::function<void()> reload = [&] {

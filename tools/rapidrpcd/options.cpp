@@ -38,8 +38,8 @@ struct spelled {
   std::int64_t write_timeout = 0;
   std::string mode = "async-pool";
   double method_timeout = 0;
-  double respawn_backoff = seconds(rapidrpc::server_options{}.respawn_backoff);
-  double respawn_backoff_max = seconds(rapidrpc::server_options{}.respawn_backoff_max);
+  double respawn_backoff = seconds(rapidrpc::server_options{}.serving.respawn_backoff);
+  double respawn_backoff_max = seconds(rapidrpc::server_options{}.serving.respawn_backoff_max);
   bool worker = false;
   bool no_jsonrpc = false;
   std::string auth_file;
@@ -88,16 +88,17 @@ void add_serving_options(CLI::App& app, settings& out, spelled& in) {
                  rapidrpc::serving_mode::sequential, rapidrpc::serving_mode::fork,
                  rapidrpc::serving_mode::prefork})
     modes.emplace_back(rapidrpc::mode_name(m));
-  app.add_option("--host", options.host, "Host name or address to listen on")
+  app.add_option("--host", options.listen.host, "Host name or address to listen on")
       ->capture_default_str();
-  app.add_option("--port", options.port, "TCP port (0 picks a free one)")->capture_default_str();
-  app.add_option("--listen-fd", options.listen_fds,
+  app.add_option("--port", options.listen.port, "TCP port (0 picks a free one)")
+      ->capture_default_str();
+  app.add_option("--listen-fd", options.listen.fds,
                  "Serve this inherited listening TCP socket instead of --host and --port "
                  "(repeatable; systemd's socket activation, LISTEN_FDS, is taken by itself)")
       ->type_name("FD");
-  app.add_option("--threads", options.threads, "Event-loop threads (0: one per core)")
+  app.add_option("--threads", options.serving.threads, "Event-loop threads (0: one per core)")
       ->capture_default_str();
-  app.add_option("--workers", options.workers,
+  app.add_option("--workers", options.workers.count,
                  "Worker-pool threads for CPU-heavy methods (0: one per core)")
       ->capture_default_str();
   app.add_option("--mode", in.mode,
@@ -106,7 +107,7 @@ void add_serving_options(CLI::App& app, settings& out, spelled& in) {
                  "(a process per connection), prefork (pre-started processes)")
       ->check(CLI::IsMember(modes))
       ->capture_default_str();
-  app.add_option("--processes", options.processes,
+  app.add_option("--processes", options.serving.processes,
                  "fork: most child processes at once; prefork: worker processes (0: one per core)")
       ->capture_default_str();
   app.add_option("--respawn-backoff", in.respawn_backoff,
@@ -120,9 +121,9 @@ void add_serving_options(CLI::App& app, settings& out, spelled& in) {
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_flag(
-      "--isolate", options.isolate,
+      "--isolate", options.workers.isolate,
       "async-pool: run CPU-heavy methods in supervised worker processes instead of threads");
-  app.add_option("--max-requests", options.worker_max_requests,
+  app.add_option("--max-requests", options.workers.max_requests,
                  "--isolate and --python: replace a worker process after this many calls, "
                  "between calls (0: never)")
       ->capture_default_str();
@@ -153,13 +154,13 @@ void add_python_options(CLI::App& app, settings& out, spelled& in) {
       "Relay",
       "Relay every request to a program behind a Unix socket (docs/design.md, \"The relay\")");
   relay
-      ->add_option("--relay", options.relay,
+      ->add_option("--relay", options.relay.socket,
                    "Answer no request itself: relay each one to the program listening on this "
                    "Unix socket (how `from rapidrpc import SimpleXMLRPCServer` serves a script); "
                    "--mode async-pool only")
       ->type_name("SOCKET");
   relay
-      ->add_option("--relay-keep-pid", options.relay_keep_pid,
+      ->add_option("--relay-keep-pid", options.relay.keep_pid,
                    "With --relay: never kill this process after a --method-timeout (the "
                    "program's own); rapidrpcd ends when it ends, if it is rapidrpcd's parent")
       ->type_name("PID");
@@ -173,28 +174,28 @@ void add_python_options(CLI::App& app, settings& out, spelled& in) {
 // gzip and TLS.
 void add_protocols_options(CLI::App& app, settings& out, spelled& in) {
   auto& options = out.server;
-  app.add_option("--path", options.paths,
+  app.add_option("--path", options.http.paths,
                  "A request path that serves XML-RPC, and JSON-RPC by Content-Type (repeatable)")
       ->capture_default_str();
-  app.add_option("--jsonrpc-path", options.jsonrpc_paths,
+  app.add_option("--jsonrpc-path", options.http.jsonrpc_paths,
                  "A request path that serves JSON-RPC only (repeatable)")
       ->capture_default_str();
   app.add_flag("--no-jsonrpc", in.no_jsonrpc, "Serve XML-RPC only (over HTTP)");
   app.add_flag_callback(
-      "--no-api-page", [&options] { options.api_page = false; },
+      "--no-api-page", [&options] { options.http.api_page = false; },
       "Answer a browser's GET on a request path with 405, not the HTML page of the methods and "
       "a form to call them");
   app.add_option(
-      "--zmq", options.zmq,
+      "--zmq", options.zmq.endpoints,
       "Also serve JSON-RPC over ZeroMQ on this address (repeatable): tcp://127.0.0.1:5555, "
       "tcp://127.0.0.1:* (a free port), ipc:///path (see docs/zmq.md)");
-  app.add_option("--worker-listen", options.worker_listen,
+  app.add_option("--worker-listen", options.worker_hosts.listen,
                  "Be the front of worker hosts: bind this ZeroMQ address (repeatable; "
                  "tcp://10.0.0.1:7000, tcp://127.0.0.1:* for a free port) where other rapidrpcd "
                  "--worker-connect; pool calls go to the least loaded worker, here or there, and "
                  "--workers 0 means none here (see docs/scale-out.md)")
       ->type_name("ADDRESS");
-  app.add_option("--worker-connect", options.worker_connect,
+  app.add_option("--worker-connect", options.worker_hosts.connect,
                  "Be a worker host: run the pool calls of the front at this ZeroMQ address (its "
                  "--worker-listen), --workers of them at once")
       ->type_name("ADDRESS");
@@ -218,7 +219,7 @@ void add_protocols_options(CLI::App& app, settings& out, spelled& in) {
       ->add_option("--curve-keygen", out.keygen_name,
                    "Write a new CurveZMQ key pair to NAME.key (secret) and NAME.pub, and exit")
       ->type_name("NAME");
-  app.add_option("--gzip-min-bytes", options.gzip_min_bytes,
+  app.add_option("--gzip-min-bytes", options.http.gzip_min_bytes,
                  "Compress responses this large when the client accepts gzip (0: never)")
       ->capture_default_str();
   auto* cert = app.add_option("--tls-cert", options.tls.certificate_chain_file,
@@ -246,7 +247,7 @@ void add_access_options(CLI::App& app, settings& out, spelled& in) {
   access->add_option("--deny-method", in.deny_methods,
                      "Refuse calls of this method with fault -32002 (repeatable; also inside "
                      "system.multicall)");
-  access->add_option("--access-log", options.access_log,
+  access->add_option("--access-log", options.log.access_log,
                      "Append one line per request to this file ('-': standard output); SIGHUP "
                      "re-opens it");
   access
@@ -255,7 +256,7 @@ void add_access_options(CLI::App& app, settings& out, spelled& in) {
                    "line)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app.add_option("--admin", options.admin,
+  app.add_option("--admin", options.admin.address,
                  "Serve GET /metrics (Prometheus), /healthz and /readyz on this HOST:PORT, apart "
                  "from the RPC port (docs/operations.md); off by default")
       ->type_name("HOST:PORT");
@@ -364,22 +365,22 @@ std::uint16_t admin_port(const std::string& admin) {
 // sentences.
 std::string flag_of(std::string_view field) {
   static const std::pair<std::string_view, std::string_view> flags[] = {
-      {"mode", "--mode"},
-      {"isolate", "--isolate"},
-      {"worker_command", "--isolate"},
-      {"worker_max_requests", "--max-requests"},
-      {"respawn_backoff", "--respawn-backoff"},
-      {"respawn_backoff_max", "--respawn-backoff-max"},
-      {"relay", "--relay"},
-      {"relay_keep_pid", "--relay-keep-pid"},
-      {"zmq", "--zmq"},
-      {"users", "--auth-file"},
-      {"worker_listen", "--worker-listen"},
-      {"worker_connect", "--worker-connect"},
-      {"worker_curve.secret_key", "--worker-curve-key"},
-      {"worker_curve.front_public_key", "--worker-curve-front"},
-      {"worker_curve.host_public_keys", "--worker-curve-allow"},
-      {"admin", "--admin"},
+      {"serving.mode", "--mode"},
+      {"serving.respawn_backoff", "--respawn-backoff"},
+      {"serving.respawn_backoff_max", "--respawn-backoff-max"},
+      {"workers.isolate", "--isolate"},
+      {"workers.command", "--isolate"},
+      {"workers.max_requests", "--max-requests"},
+      {"relay.socket", "--relay"},
+      {"relay.keep_pid", "--relay-keep-pid"},
+      {"zmq.endpoints", "--zmq"},
+      {"access.users", "--auth-file"},
+      {"worker_hosts.listen", "--worker-listen"},
+      {"worker_hosts.connect", "--worker-connect"},
+      {"worker_hosts.curve.secret_key", "--worker-curve-key"},
+      {"worker_hosts.curve.front_public_key", "--worker-curve-front"},
+      {"worker_hosts.curve.host_public_keys", "--worker-curve-allow"},
+      {"admin.address", "--admin"},
   };
   for (const auto& [name, flag] : flags)
     if (name == field) return std::string(flag);
@@ -389,21 +390,21 @@ std::string flag_of(std::string_view field) {
 // The options whose values are spelled otherwise than the server holds
 // them: the mode, seconds, the log format, one per core.
 void set_spelled_values(rapidrpc::server_options& options, const spelled& in) {
-  options.mode = rapidrpc::parse_mode(in.mode).value();  // --mode accepts these names only
+  options.serving.mode = rapidrpc::parse_mode(in.mode).value();  // --mode accepts these names only
   const auto ms = [](double secs) {
     return std::chrono::milliseconds(static_cast<std::int64_t>(secs * 1000));
   };
-  options.method_timeout = ms(in.method_timeout);
-  options.respawn_backoff = ms(in.respawn_backoff);
-  options.respawn_backoff_max = ms(in.respawn_backoff_max);
-  options.jsonrpc = !in.no_jsonrpc;
-  options.log_format = in.access_log_format == "json" ? rapidrpc::access_log_format::json
+  options.workers.method_timeout = ms(in.method_timeout);
+  options.serving.respawn_backoff = ms(in.respawn_backoff);
+  options.serving.respawn_backoff_max = ms(in.respawn_backoff_max);
+  options.http.jsonrpc = !in.no_jsonrpc;
+  options.log.format = in.access_log_format == "json" ? rapidrpc::access_log_format::json
                                                       : rapidrpc::access_log_format::text;
   options.limits.request_timeout = std::chrono::seconds(in.request_timeout);
   options.limits.idle_timeout = std::chrono::seconds(in.idle_timeout);
   options.limits.write_timeout = std::chrono::seconds(in.write_timeout);
-  options.threads = rapidrpc::count_or_cores(options.threads);
-  options.server_name = "rapidrpc/" RAPIDRPC_VERSION;
+  options.serving.threads = rapidrpc::count_or_cores(options.serving.threads);
+  options.http.server_name = "rapidrpc/" RAPIDRPC_VERSION;
 }
 
 // Worker processes: --python's (its own combinations: the library knows no
@@ -411,9 +412,9 @@ void set_spelled_values(rapidrpc::server_options& options, const spelled& in) {
 std::optional<failure> set_worker_command(settings& out, const spelled& in) {
   auto& options = out.server;
   if (out.python.on()) {
-    if (!options.relay.empty())
+    if (!options.relay.socket.empty())
       return failure{2, "--relay answers no call itself: it does not go with --python"};
-    if (options.mode != rapidrpc::serving_mode::async_pool) {
+    if (options.serving.mode != rapidrpc::serving_mode::async_pool) {
       return failure{2,
                      "--python needs --mode async-pool (the Python methods run in its worker "
                      "processes), not --mode " +
@@ -421,18 +422,18 @@ std::optional<failure> set_worker_command(settings& out, const spelled& in) {
     }
     if (out.python.paths.empty()) out.python.paths.emplace_back(".");
     try {
-      options.isolate = true;
-      options.worker_command = python_worker_command(out.python);
+      options.workers.isolate = true;
+      options.workers.command = python_worker_command(out.python);
     } catch (const std::exception& e) {
       return failure{1, e.what()};
     }
-  } else if (options.isolate) {
+  } else if (options.workers.isolate) {
     try {
-      options.worker_command = {self_executable(), "--worker"};
+      options.workers.command = {self_executable(), "--worker"};
     } catch (const std::exception& e) {
       return failure{1, e.what()};
     }
-    if (out.test_methods) options.worker_command.push_back("--enable-test-methods");
+    if (out.test_methods) options.workers.command.push_back("--enable-test-methods");
   }
   return std::nullopt;
 }
@@ -450,7 +451,7 @@ std::optional<failure> take_activated_sockets(rapidrpc::server_options& options)
   for (int i = 0; i < activated; ++i) {
     const bool admin =
         names != nullptr && names[i] != nullptr && std::strcmp(names[i], "admin") == 0;
-    (admin ? options.admin_listen_fds : handed_rpc).push_back(SD_LISTEN_FDS_START + i);
+    (admin ? options.admin.listen_fds : handed_rpc).push_back(SD_LISTEN_FDS_START + i);
   }
   if (names != nullptr) {
     for (int i = 0; names[i] != nullptr; ++i) std::free(names[i]);
@@ -464,27 +465,27 @@ std::optional<failure> take_activated_sockets(rapidrpc::server_options& options)
                           std::uint16_t port) {
       return !fds.empty() && (where.empty() || (port != 0 && bound_port(fds.front()) != port));
     };
-    if (moved(handed_rpc, "rpc", options.port)) {
-      std::cerr << "rapidrpcd: upgrade: the port is now " << options.port << ", not "
+    if (moved(handed_rpc, "rpc", options.listen.port)) {
+      std::cerr << "rapidrpcd: upgrade: the port is now " << options.listen.port << ", not "
                 << bound_port(handed_rpc.front()) << ": listening there anew\n";
       for (int fd : handed_rpc) ::close(fd);
       handed_rpc.clear();
     }
-    if (moved(options.admin_listen_fds, options.admin, admin_port(options.admin))) {
-      std::cerr << "rapidrpcd: upgrade: the admin address is now \"" << options.admin
+    if (moved(options.admin.listen_fds, options.admin.address, admin_port(options.admin.address))) {
+      std::cerr << "rapidrpcd: upgrade: the admin address is now \"" << options.admin.address
                 << "\": listening there anew\n";
-      for (int fd : options.admin_listen_fds) ::close(fd);
-      options.admin_listen_fds.clear();
+      for (int fd : options.admin.listen_fds) ::close(fd);
+      options.admin.listen_fds.clear();
     }
   }
-  if (options.listen_fds.empty()) options.listen_fds = handed_rpc;
+  if (options.listen.fds.empty()) options.listen.fds = handed_rpc;
   return std::nullopt;
 }
 
 // The CurveZMQ keys of the worker-host link, from their files.
 std::optional<failure> read_curve_keys(rapidrpc::server_options& options, const spelled& in) {
   try {
-    auto& keys = options.worker_curve;
+    auto& keys = options.worker_hosts.curve;
     if (!in.curve_key.empty()) keys.secret_key = read_curve_key_file(in.curve_key, true).secret_key;
     if (!in.curve_front.empty())
       keys.front_public_key = read_curve_key_file(in.curve_front, false).public_key;
@@ -502,10 +503,11 @@ std::optional<failure> set_access(settings& out, const spelled& in) {
   auto& options = out.server;
   try {
     if (!in.auth_file.empty()) {
-      options.users = rapidrpc::load_users(in.auth_file);
-      if (options.users.empty()) return failure{1, in.auth_file + " names no user"};
+      options.access.users = rapidrpc::load_users(in.auth_file);
+      if (options.access.users.empty()) return failure{1, in.auth_file + " names no user"};
     }
-    for (const auto& cidr : in.allow) options.allow.push_back(rapidrpc::ip_network::parse(cidr));
+    for (const auto& cidr : in.allow)
+      options.access.allow.push_back(rapidrpc::ip_network::parse(cidr));
   } catch (const std::exception& e) {
     return failure{1, e.what()};
   }
@@ -514,7 +516,8 @@ std::optional<failure> set_access(settings& out, const spelled& in) {
   if (!in.deny_methods.empty() || !out.config_file.empty()) {
     out.denied = std::make_shared<method_denylist>(
         method_denylist::names(in.deny_methods.begin(), in.deny_methods.end()));
-    options.authorize = [denied = out.denied](std::string_view method, const rapidrpc::call_peer*) {
+    options.access.authorize = [denied = out.denied](std::string_view method,
+                                                     const rapidrpc::call_peer*) {
       return !denied->denies(method);
     };
   }
@@ -535,8 +538,8 @@ std::optional<failure> complete_server_options(settings& out, const spelled& in,
   if (at_start)
     if (auto why = take_activated_sockets(options)) return why;
   // A front of worker hosts may run no pool call itself.
-  if (options.workers == 0 && options.worker_listen.empty())
-    options.workers = rapidrpc::count_or_cores(0);
+  if (options.workers.count == 0 && options.worker_hosts.listen.empty())
+    options.workers.count = rapidrpc::count_or_cores(0);
   return std::nullopt;
 }
 

@@ -21,8 +21,8 @@ void reload_settings(settings& running, int argc, char** argv) {
     if (now == fresh.values.end() || now->toml == value.toml) continue;
     ++changed;
     if (value.key == "deny-method" && running.denied && fresh.denied &&
-        running.server.mode != rapidrpc::serving_mode::prefork &&
-        running.server.mode != rapidrpc::serving_mode::fork) {
+        running.server.serving.mode != rapidrpc::serving_mode::prefork &&
+        running.server.serving.mode != rapidrpc::serving_mode::fork) {
       running.denied->replace(fresh.denied->get());
     } else if (value.key == "drain-timeout") {
       running.drain_timeout = fresh.drain_timeout;

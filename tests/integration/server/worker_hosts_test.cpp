@@ -43,23 +43,23 @@ class WorkerHosts : public ::testing::Test {
   // A front with `local_workers` threads of its own and one host of one.
   void start(unsigned local_workers) {
     server_options f;
-    f.host = "127.0.0.1";
-    f.port = 0;
-    f.threads = 1;
-    f.workers = local_workers;
-    f.metrics = true;  // for ready(): a host connected
+    f.listen.host = "127.0.0.1";
+    f.listen.port = 0;
+    f.serving.threads = 1;
+    f.workers.count = local_workers;
+    f.admin.metrics = true;  // for ready(): a host connected
     f.limits.max_body_bytes = 2 * max_worker_frame_bytes;
-    f.worker_listen = {"tcp://127.0.0.1:*"};
+    f.worker_hosts.listen = {"tcp://127.0.0.1:*"};
     front_ = std::make_unique<server>(f);
     add_methods(front_->methods());
     front_->start();
 
     server_options h;
-    h.host = "127.0.0.1";
-    h.port = 0;
-    h.threads = 1;
-    h.workers = 1;
-    h.worker_connect = front_->worker_endpoints().at(0);
+    h.listen.host = "127.0.0.1";
+    h.listen.port = 0;
+    h.serving.threads = 1;
+    h.workers.count = 1;
+    h.worker_hosts.connect = front_->worker_endpoints().at(0);
     host_ = std::make_unique<server>(h);
     add_methods(host_->methods());
     host_->start();

@@ -47,13 +47,13 @@ class WorkerPool : public ::testing::Test {
   outcome call_with_worker(const std::string& script,
                            std::chrono::milliseconds method_timeout = {}) {
     server_options o;
-    o.method_timeout = method_timeout;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 1;
-    o.workers = 1;
-    o.isolate = true;
-    o.worker_command = {"/bin/sh", "-c", script, dir_.string(), test::rapidrpcd_path};
+    o.workers.method_timeout = method_timeout;
+    o.listen.host = "127.0.0.1";
+    o.listen.port = 0;
+    o.serving.threads = 1;
+    o.workers.count = 1;
+    o.workers.isolate = true;
+    o.workers.command = {"/bin/sh", "-c", script, dir_.string(), test::rapidrpcd_path};
     server s(o);
     demo::add_methods(s.methods());
     s.start();

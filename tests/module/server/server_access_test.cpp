@@ -55,19 +55,19 @@ class ServerAccess : public ::testing::Test {
     log = dir + "/access.log";
 
     server_options o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.threads = 1;
-    o.workers = 1;
-    o.users = {{"alice", hash_password("pw", 1000)}, {"bob", hash_password("bob's", 1000)}};
-    o.authorize = [this](std::string_view method, const call_peer* peer) {
+    o.listen.host = "127.0.0.1";
+    o.listen.port = 0;
+    o.serving.threads = 1;
+    o.workers.count = 1;
+    o.access.users = {{"alice", hash_password("pw", 1000)}, {"bob", hash_password("bob's", 1000)}};
+    o.access.authorize = [this](std::string_view method, const call_peer* peer) {
       std::lock_guard lock(mutex);
       seen.push_back({std::string(method), peer ? peer->address.to_string() : "",
                       peer ? peer->port : std::uint16_t{0}, peer ? std::string(peer->user) : ""});
       // Only alice may call "secret".
       return method != "secret" || (peer != nullptr && peer->user == "alice");
     };
-    o.access_log = log;
+    o.log.access_log = log;
     srv = std::make_unique<server>(o);
     srv->add("secret", [] { return 42; });
     srv->add("add", [](std::int32_t a, std::int32_t b) { return a + b; });

@@ -40,13 +40,13 @@ std::uint16_t port_of(int fd) {
 
 server_options handed(int fd, serving_mode mode = serving_mode::async_pool) {
   server_options o;
-  o.host = "no.such.host.invalid";  // not resolved: the socket is given
-  o.port = 1;
-  o.listen_fds = {fd};
-  o.threads = 2;
-  o.workers = 1;
-  o.mode = mode;
-  o.processes = 1;
+  o.listen.host = "no.such.host.invalid";  // not resolved: the socket is given
+  o.listen.port = 1;
+  o.listen.fds = {fd};
+  o.serving.threads = 2;
+  o.workers.count = 1;
+  o.serving.mode = mode;
+  o.serving.processes = 1;
   return o;
 }
 
@@ -98,12 +98,12 @@ TEST(ServerListen, RefusesWhatIsNotAListeningTcpSocket) {
 
 server_options on_paths(std::vector<std::string> paths) {
   server_options o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 1;
-  o.workers = 1;
-  o.paths = std::move(paths);
-  o.jsonrpc_paths = {};
+  o.listen.host = "127.0.0.1";
+  o.listen.port = 0;
+  o.serving.threads = 1;
+  o.workers.count = 1;
+  o.http.paths = std::move(paths);
+  o.http.jsonrpc_paths = {};
   return o;
 }
 
@@ -145,10 +145,10 @@ namespace {
 // each loop bound its own or all serve duplicates of one handed over.
 TEST(ServerListen, ListsEachListeningSocketOnce) {
   server_options own;
-  own.host = "127.0.0.1";
-  own.port = 0;
-  own.threads = 3;
-  own.workers = 1;
+  own.listen.host = "127.0.0.1";
+  own.listen.port = 0;
+  own.serving.threads = 3;
+  own.workers.count = 1;
   server bound(own);
   bound.start();
   EXPECT_EQ(bound.listening_descriptors().size(), 3u);  // one per loop (SO_REUSEPORT)
@@ -156,7 +156,7 @@ TEST(ServerListen, ListsEachListeningSocketOnce) {
 
   int fd = socket_on_loopback();
   server_options o = handed(fd);
-  o.threads = 3;
+  o.serving.threads = 3;
   server adopted(o);
   adopted.start();
   ASSERT_EQ(adopted.listening_descriptors().size(), 1u);  // three loops, one socket
@@ -174,11 +174,11 @@ TEST(ServerListen, ListsEachListeningSocketOnce) {
 TEST(ServerListen, AdminListenerOnAHandedOverSocket) {
   int fd = socket_on_loopback();
   server_options o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 1;
-  o.workers = 1;
-  o.admin_listen_fds = {fd};
+  o.listen.host = "127.0.0.1";
+  o.listen.port = 0;
+  o.serving.threads = 1;
+  o.workers.count = 1;
+  o.admin.listen_fds = {fd};
   server s(o);
   EXPECT_FALSE(s.ready());  // not before start() (/readyz: "not ready: starting")
   s.start();
@@ -198,9 +198,9 @@ TEST(ServerListen, AdminListenerOnAHandedOverSocket) {
 TEST(ServerListen, RefusesAnAdminAddressItCannotRead) {
   for (const char* bad : {"9100", "localhost:", ":9100", "[::1:9100", "host:99999", "h:1x"}) {
     server_options o;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.admin = bad;
+    o.listen.host = "127.0.0.1";
+    o.listen.port = 0;
+    o.admin.address = bad;
     server s(o);
     EXPECT_THROW(s.start(), std::invalid_argument) << bad;
   }

@@ -18,10 +18,10 @@ namespace {
 
 server_options local() {
   server_options o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 1;
-  o.workers = 1;
+  o.listen.host = "127.0.0.1";
+  o.listen.port = 0;
+  o.serving.threads = 1;
+  o.workers.count = 1;
   return o;
 }
 
@@ -42,25 +42,25 @@ TEST(ServerOptions, IsolateOutsideAsyncPoolIsRefused) {
   for (auto mode :
        {serving_mode::async, serving_mode::sequential, serving_mode::fork, serving_mode::prefork}) {
     auto o = local();
-    o.mode = mode;
-    o.isolate = true;
-    o.worker_command = {"/bin/true"};
-    expect_refused(o, "needs mode async-pool, not " + std::string(mode_name(mode)));
+    o.serving.mode = mode;
+    o.workers.isolate = true;
+    o.workers.command = {"/bin/true"};
+    expect_refused(o, "needs serving.mode async-pool, not " + std::string(mode_name(mode)));
   }
 }
 
 TEST(ServerOptions, IsolateAndWorkerCommandGoTogether) {
   auto without_command = local();
-  without_command.isolate = true;
-  expect_refused(without_command, "isolate needs a worker_command");
+  without_command.workers.isolate = true;
+  expect_refused(without_command, "workers.isolate needs a workers.command");
 
   auto without_isolate = local();
-  without_isolate.worker_command = {"/bin/true"};
-  expect_refused(without_isolate, "worker_command is used with isolate only");
+  without_isolate.workers.command = {"/bin/true"};
+  expect_refused(without_isolate, "workers.command is used with workers.isolate only");
 
   auto recycling_threads = local();
-  recycling_threads.worker_max_requests = 10;
-  expect_refused(recycling_threads, "worker_max_requests is used with isolate only");
+  recycling_threads.workers.max_requests = 10;
+  expect_refused(recycling_threads, "workers.max_requests is used with workers.isolate only");
 }
 
 TEST(ServerOptions, RespawnBackOffOutsidePreforkIsRefused) {
@@ -69,26 +69,26 @@ TEST(ServerOptions, RespawnBackOffOutsidePreforkIsRefused) {
   for (auto mode : {serving_mode::async_pool, serving_mode::async, serving_mode::sequential,
                     serving_mode::fork}) {
     auto base = local();
-    base.mode = mode;
+    base.serving.mode = mode;
     auto o = base;
-    o.respawn_backoff = std::chrono::milliseconds(25);
-    expect_refused(o, "used with mode prefork only, not " + std::string(mode_name(mode)));
+    o.serving.respawn_backoff = std::chrono::milliseconds(25);
+    expect_refused(o, "used with serving.mode prefork only, not " + std::string(mode_name(mode)));
     o = base;
-    o.respawn_backoff_max = std::chrono::seconds(1);
-    expect_refused(o, "used with mode prefork only");
+    o.serving.respawn_backoff_max = std::chrono::seconds(1);
+    expect_refused(o, "used with serving.mode prefork only");
   }
 }
 
 TEST(ServerOptions, TheServersOwnLinesGoToTheLogSink) {
   // A worker command that exits at once: the pool says so, and replaces it,
-  // through options.log rather than on standard error.
+  // through options.log.lines rather than on standard error.
   std::mutex mutex;
   std::condition_variable heard_one;
   std::vector<std::pair<log_level, std::string>> heard;
   auto o = local();
-  o.isolate = true;
-  o.worker_command = {"/bin/false"};
-  o.log = [&](log_level level, std::string_view text) {
+  o.workers.isolate = true;
+  o.workers.command = {"/bin/false"};
+  o.log.lines = [&](log_level level, std::string_view text) {
     std::lock_guard lock(mutex);
     heard.emplace_back(level, std::string(text));
     heard_one.notify_all();

@@ -142,10 +142,10 @@ std::string temp_log() {
 // On 127.0.0.1, with an access log and an admin listener.
 server_options logged_and_watched(const std::string& log) {
   server_options o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.access_log = log;
-  o.admin = "127.0.0.1:0";
+  o.listen.host = "127.0.0.1";
+  o.listen.port = 0;
+  o.log.access_log = log;
+  o.admin.address = "127.0.0.1:0";
   return o;
 }
 
@@ -154,9 +154,9 @@ TEST(ServerStart, TheNthThreadFailingLeavesNothingRunning) {
   fail_each_thread(
       [&] {
         server_options o = logged_and_watched(log);
-        o.threads = 2;
-        o.workers = 2;
-        o.zmq = {"tcp://127.0.0.1:*"};
+        o.serving.threads = 2;
+        o.workers.count = 2;
+        o.zmq.endpoints = {"tcp://127.0.0.1:*"};
         return o;
       },
       6);  // the access log, two pool threads, two loops, admin, ZeroMQ
@@ -172,8 +172,8 @@ TEST(ServerStart, TheNthThreadFailingLeavesNoChildInPrefork) {
   fail_each_thread(
       [&] {
         server_options o = logged_and_watched(log);
-        o.mode = serving_mode::prefork;
-        o.processes = 2;
+        o.serving.mode = serving_mode::prefork;
+        o.serving.processes = 2;
         return o;
       },
       1);  // the admin listener's

@@ -51,12 +51,12 @@ class dealer {
 
 server_options zmq_options(serving_mode mode = serving_mode::async_pool) {
   server_options o;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.threads = 1;
-  o.workers = 2;
-  o.mode = mode;
-  o.zmq = {"tcp://127.0.0.1:*"};
+  o.listen.host = "127.0.0.1";
+  o.listen.port = 0;
+  o.serving.threads = 1;
+  o.workers.count = 2;
+  o.serving.mode = mode;
+  o.zmq.endpoints = {"tcp://127.0.0.1:*"};
   return o;
 }
 
@@ -151,14 +151,14 @@ TEST(ServerZmq, RefusesTheProcessModesAndPasswords) {
     EXPECT_THROW(s.start(), std::invalid_argument) << mode_name(mode);
   }
   auto o = zmq_options();
-  o.users = {{"alice", hash_password("pw", 1000)}};
+  o.access.users = {{"alice", hash_password("pw", 1000)}};
   server s(o);
   EXPECT_THROW(s.start(), std::invalid_argument);
 }
 
 TEST(ServerZmq, AnAddressThatCannotBeBoundFailsStartAndReleasesThePort) {
   auto o = zmq_options();
-  o.zmq = {"tcp://127.0.0.1:*", "tcp://no-such-interface:1"};
+  o.zmq.endpoints = {"tcp://127.0.0.1:*", "tcp://no-such-interface:1"};
   server s(o);
   try {
     s.start();
@@ -175,7 +175,7 @@ TEST(ServerZmq, TheAuthorizerSeesThePeersAddress) {
   std::mutex m;
   std::vector<std::string> seen;
   auto o = zmq_options();
-  o.authorize = [&](std::string_view method, const call_peer* peer) {
+  o.access.authorize = [&](std::string_view method, const call_peer* peer) {
     std::lock_guard lock(m);
     seen.push_back(std::string(method) + "@" + (peer ? peer->address.to_string() : "none"));
     return method != "heavy";

@@ -30,180 +30,185 @@ const std::vector<row>& table() {
       // workers
       {"isolate outside async-pool",
        [](auto& o) {
-         o.isolate = true;
-         o.worker_command = {"w"};
-         o.mode = serving_mode::fork;
+         o.workers.isolate = true;
+         o.workers.command = {"w"};
+         o.serving.mode = serving_mode::fork;
        },
-       "isolate (worker processes) needs mode async-pool, not fork"},
-      {"isolate without a command", [](auto& o) { o.isolate = true; },
-       "isolate needs a worker_command, the command that starts one worker"},
-      {"a command without isolate", [](auto& o) { o.worker_command = {"w"}; },
-       "worker_command is used with isolate only"},
-      {"max requests without isolate", [](auto& o) { o.worker_max_requests = 5; },
-       "worker_max_requests is used with isolate only"},
+       "workers.isolate (worker processes) needs serving.mode async-pool, not fork"},
+      {"isolate without a command", [](auto& o) { o.workers.isolate = true; },
+       "workers.isolate needs a workers.command, the command that starts one worker"},
+      {"a command without isolate", [](auto& o) { o.workers.command = {"w"}; },
+       "workers.command is used with workers.isolate only"},
+      {"max requests without isolate", [](auto& o) { o.workers.max_requests = 5; },
+       "workers.max_requests is used with workers.isolate only"},
       {"back-off outside prefork",
-       [](auto& o) { o.respawn_backoff = std::chrono::milliseconds(25); },
-       "respawn_backoff and respawn_backoff_max are used with mode prefork only, not async-pool"},
+       [](auto& o) { o.serving.respawn_backoff = std::chrono::milliseconds(25); },
+       "serving.respawn_backoff and serving.respawn_backoff_max are used with serving.mode prefork "
+       "only, not async-pool"},
       {"back-off maximum outside prefork",
        [](auto& o) {
-         o.mode = serving_mode::fork;
-         o.respawn_backoff_max = std::chrono::seconds(1);
+         o.serving.mode = serving_mode::fork;
+         o.serving.respawn_backoff_max = std::chrono::seconds(1);
        },
-       "respawn_backoff and respawn_backoff_max are used with mode prefork only, not fork"},
+       "serving.respawn_backoff and serving.respawn_backoff_max are used with serving.mode prefork "
+       "only, not fork"},
       {"back-off in prefork",
        [](auto& o) {
-         o.mode = serving_mode::prefork;
-         o.respawn_backoff = std::chrono::milliseconds(25);
+         o.serving.mode = serving_mode::prefork;
+         o.serving.respawn_backoff = std::chrono::milliseconds(25);
        },
        ""},
       {"isolate with a command and max requests",
        [](auto& o) {
-         o.isolate = true;
-         o.worker_command = {"w"};
-         o.worker_max_requests = 5;
+         o.workers.isolate = true;
+         o.workers.command = {"w"};
+         o.workers.max_requests = 5;
        },
        ""},
       // relay
       {"relay with isolate",
        [](auto& o) {
-         o.relay = "/r";
-         o.isolate = true;
-         o.worker_command = {"w"};
+         o.relay.socket = "/r";
+         o.workers.isolate = true;
+         o.workers.command = {"w"};
        },
-       "relay answers no call itself: it does not go with isolate"},
+       "relay.socket answers no call itself: it does not go with workers.isolate"},
       {"relay with zmq",
        [](auto& o) {
-         o.relay = "/r";
-         o.zmq = {"tcp://127.0.0.1:*"};
+         o.relay.socket = "/r";
+         o.zmq.endpoints = {"tcp://127.0.0.1:*"};
        },
-       "relay answers no call itself: it does not go with zmq"},
+       "relay.socket answers no call itself: it does not go with zmq.endpoints"},
       {"relay on a front",
        [](auto& o) {
-         o.relay = "/r";
-         o.worker_listen = {"tcp://127.0.0.1:*"};
+         o.relay.socket = "/r";
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
        },
-       "relay answers no call itself: it does not go with worker_listen"},
+       "relay.socket answers no call itself: it does not go with worker_hosts.listen"},
       {"relay on a host",
        [](auto& o) {
-         o.relay = "/r";
-         o.worker_connect = "tcp://127.0.0.1:1";
+         o.relay.socket = "/r";
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
        },
-       "relay answers no call itself: it does not go with worker_connect"},
+       "relay.socket answers no call itself: it does not go with worker_hosts.connect"},
       {"relay outside async-pool",
        [](auto& o) {
-         o.relay = "/r";
-         o.mode = serving_mode::sequential;
+         o.relay.socket = "/r";
+         o.serving.mode = serving_mode::sequential;
        },
-       "relay needs mode async-pool, not sequential"},
-      {"keep pid without relay", [](auto& o) { o.relay_keep_pid = 1; },
-       "relay_keep_pid is used with relay only"},
+       "relay.socket needs serving.mode async-pool, not sequential"},
+      {"keep pid without relay", [](auto& o) { o.relay.keep_pid = 1; },
+       "relay.keep_pid is used with relay.socket only"},
       {"relay keeping a pid",
        [](auto& o) {
-         o.relay = "/r";
-         o.relay_keep_pid = 1;
+         o.relay.socket = "/r";
+         o.relay.keep_pid = 1;
        },
        ""},
       // worker hosts
       {"a front outside async-pool",
        [](auto& o) {
-         o.worker_listen = {"tcp://127.0.0.1:*"};
-         o.mode = serving_mode::async;
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
+         o.serving.mode = serving_mode::async;
        },
-       "worker hosts (worker_listen, worker_connect) need mode async-pool, not async"},
+       "worker hosts (worker_hosts.listen, worker_hosts.connect) need serving.mode async-pool, not "
+       "async"},
       {"a front and a host",
        [](auto& o) {
-         o.worker_listen = {"tcp://127.0.0.1:*"};
-         o.worker_connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
        },
-       "worker_listen and worker_connect do not go together"},
+       "worker_hosts.listen and worker_hosts.connect do not go together"},
       {"public keys without a secret key",
        [](auto& o) {
-         o.worker_connect = "tcp://127.0.0.1:1";
-         o.worker_curve.front_public_key = key_b;
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.curve.front_public_key = key_b;
        },
-       "worker_curve.front_public_key and worker_curve.host_public_keys need "
-       "worker_curve.secret_key"},
-      {"a secret key without worker hosts", [](auto& o) { o.worker_curve.secret_key = key_a; },
-       "worker_curve.secret_key is used with worker_listen or worker_connect only"},
+       "worker_hosts.curve.front_public_key and worker_hosts.curve.host_public_keys need "
+       "worker_hosts.curve.secret_key"},
+      {"a secret key without worker hosts",
+       [](auto& o) { o.worker_hosts.curve.secret_key = key_a; },
+       "worker_hosts.curve.secret_key is used with worker_hosts.listen or worker_hosts.connect "
+       "only"},
       {"a front without its hosts' keys",
        [](auto& o) {
-         o.worker_listen = {"tcp://127.0.0.1:*"};
-         o.worker_curve.secret_key = key_a;
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
+         o.worker_hosts.curve.secret_key = key_a;
        },
-       "worker_curve.secret_key on a front needs worker_curve.host_public_keys"},
+       "worker_hosts.curve.secret_key on a front needs worker_hosts.curve.host_public_keys"},
       {"a front given a front's key",
        [](auto& o) {
-         o.worker_listen = {"tcp://127.0.0.1:*"};
-         o.worker_curve = {key_a, key_b, {key_b}};
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
+         o.worker_hosts.curve = {key_a, key_b, {key_b}};
        },
-       "worker_curve.front_public_key is used on a worker host (worker_connect) only"},
+       "worker_hosts.curve.front_public_key is used on a worker host (worker_hosts.connect) only"},
       {"a host without the front's key",
        [](auto& o) {
-         o.worker_connect = "tcp://127.0.0.1:1";
-         o.worker_curve.secret_key = key_a;
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.curve.secret_key = key_a;
        },
-       "worker_curve.secret_key on a worker host needs worker_curve.front_public_key"},
+       "worker_hosts.curve.secret_key on a worker host needs worker_hosts.curve.front_public_key"},
       {"a host given hosts' keys",
        [](auto& o) {
-         o.worker_connect = "tcp://127.0.0.1:1";
-         o.worker_curve = {key_a, key_b, {key_b}};
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.curve = {key_a, key_b, {key_b}};
        },
-       "worker_curve.host_public_keys is used on a front (worker_listen) only"},
+       "worker_hosts.curve.host_public_keys is used on a front (worker_hosts.listen) only"},
       {"a secret key that is no key",
        [](auto& o) {
-         o.worker_connect = "tcp://127.0.0.1:1";
-         o.worker_curve = {"short", key_b, {}};
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.curve = {"short", key_b, {}};
        },
-       "worker_curve.secret_key is not a CurveZMQ key"},
+       "worker_hosts.curve.secret_key is not a CurveZMQ key"},
       {"a front's key that is no key",
        [](auto& o) {
-         o.worker_connect = "tcp://127.0.0.1:1";
-         o.worker_curve = {key_a, std::string(40, ' '), {}};
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.curve = {key_a, std::string(40, ' '), {}};
        },
-       "worker_curve.front_public_key is not a CurveZMQ key"},
+       "worker_hosts.curve.front_public_key is not a CurveZMQ key"},
       {"a host's key that is no key",
        [](auto& o) {
-         o.worker_listen = {"tcp://127.0.0.1:*"};
-         o.worker_curve = {key_a, "", {key_b, "x"}};
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
+         o.worker_hosts.curve = {key_a, "", {key_b, "x"}};
        },
-       "worker_curve.host_public_keys: \"x\" is not a CurveZMQ key"},
+       "worker_hosts.curve.host_public_keys: \"x\" is not a CurveZMQ key"},
       {"a front with keys",
        [](auto& o) {
-         o.worker_listen = {"tcp://127.0.0.1:*"};
-         o.worker_curve = {key_a, "", {key_b}};
+         o.worker_hosts.listen = {"tcp://127.0.0.1:*"};
+         o.worker_hosts.curve = {key_a, "", {key_b}};
        },
        ""},
       {"a host with keys",
        [](auto& o) {
-         o.worker_connect = "tcp://127.0.0.1:1";
-         o.worker_curve = {key_a, key_b, {}};
+         o.worker_hosts.connect = "tcp://127.0.0.1:1";
+         o.worker_hosts.curve = {key_a, key_b, {}};
        },
        ""},
       // zmq
       {"zmq in a process mode",
        [](auto& o) {
-         o.zmq = {"tcp://127.0.0.1:*"};
-         o.mode = serving_mode::prefork;
+         o.zmq.endpoints = {"tcp://127.0.0.1:*"};
+         o.serving.mode = serving_mode::prefork;
        },
-       "ZeroMQ endpoints (zmq) need mode async-pool or async, not prefork"},
+       "ZeroMQ endpoints (zmq.endpoints) need serving.mode async-pool or async, not prefork"},
       {"zmq with passwords",
        [](auto& o) {
-         o.zmq = {"tcp://127.0.0.1:*"};
-         o.users = parse_users("alice:" + hash_password("secret", 1000));
+         o.zmq.endpoints = {"tcp://127.0.0.1:*"};
+         o.access.users = parse_users("alice:" + hash_password("secret", 1000));
        },
-       "ZeroMQ endpoints (zmq) carry no credentials"},
+       "ZeroMQ endpoints (zmq.endpoints) carry no credentials"},
       {"zmq in async",
        [](auto& o) {
-         o.zmq = {"tcp://127.0.0.1:*"};
-         o.mode = serving_mode::async;
+         o.zmq.endpoints = {"tcp://127.0.0.1:*"};
+         o.serving.mode = serving_mode::async;
        },
        ""},
       // admin
-      {"an admin address without a port", [](auto& o) { o.admin = "127.0.0.1"; },
-       "admin: \"127.0.0.1\" is not HOST:PORT"},
-      {"an admin port that is no number", [](auto& o) { o.admin = "[::1]:9x"; },
-       "admin: \"[::1]:9x\" is not HOST:PORT"},
-      {"an IPv6 admin address", [](auto& o) { o.admin = "[::1]:9100"; }, ""},
+      {"an admin address without a port", [](auto& o) { o.admin.address = "127.0.0.1"; },
+       "admin.address: \"127.0.0.1\" is not HOST:PORT"},
+      {"an admin port that is no number", [](auto& o) { o.admin.address = "[::1]:9x"; },
+       "admin.address: \"[::1]:9x\" is not HOST:PORT"},
+      {"an IPv6 admin address", [](auto& o) { o.admin.address = "[::1]:9100"; }, ""},
   };
   return rows;
 }
@@ -240,10 +245,9 @@ TEST(OptionsRefusal, TheNamerNamesEveryOptionItMentions) {
     r.set(o);
     const auto why = options_refusal(o, upper);
     ASSERT_TRUE(why.has_value()) << r.what;
-    for (const char* field : {"isolate", "worker_command", "worker_max_requests", "respawn_backoff",
-                              "relay", "relay_keep_pid", "worker_listen", "worker_connect",
-                              "worker_curve", "zmq", "users", "admin", "mode "})
-      EXPECT_EQ(why->find(field), std::string::npos) << r.what << ": " << *why;
+    for (const char* group :
+         {"serving.", "workers.", "relay.", "zmq.", "worker_hosts.", "access.", "admin."})
+      EXPECT_EQ(why->find(group), std::string::npos) << r.what << ": " << *why;
   }
 }
 

@@ -27,15 +27,15 @@ std::vector<long> delays(unsigned deaths, milliseconds base, milliseconds max) {
 
 TEST(PreforkRespawn, DefaultsAreATenthOfASecondDoubledUpToFiveSeconds) {
   const server_options defaults;
-  EXPECT_EQ(defaults.respawn_backoff, milliseconds(100));
-  EXPECT_EQ(defaults.respawn_backoff_max, milliseconds(5000));
+  EXPECT_EQ(defaults.serving.respawn_backoff, milliseconds(100));
+  EXPECT_EQ(defaults.serving.respawn_backoff_max, milliseconds(5000));
 }
 
 TEST(PreforkRespawn, DefaultScheduleIsNoneTwiceThenGrowsToFiveSeconds) {
   const server_options o;
   // A worker that has lived (0) or dies young the first time (1) is
   // replaced at once; then 0.4, 0.8, 1.6, 3.2 s, and 5 s from then on.
-  EXPECT_EQ(delays(8, o.respawn_backoff, o.respawn_backoff_max),
+  EXPECT_EQ(delays(8, o.serving.respawn_backoff, o.serving.respawn_backoff_max),
             (std::vector<long>{0, 0, 400, 800, 1600, 3200, 5000, 5000, 5000}));
 }
 
