@@ -8,7 +8,7 @@
 // completions run there.
 #pragma once
 
-#include <rapidrpc/client_front.hpp>
+#include <rapidrpc/client_base.hpp>
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
@@ -79,7 +79,7 @@ struct client_options {
 };
 
 /// An XML-RPC (or JSON-RPC) client for one server URL.
-class client : public client_front {
+class client : public client_base {
  public:
   /// A client for synchronous calls, with an io_context of its own. Throws
   /// std::invalid_argument for a bad URL, an extra header that cannot be
@@ -91,7 +91,7 @@ class client : public client_front {
   client(boost::asio::any_io_executor executor, std::string_view url, client_options options = {});
 
   // call(), call<R>(), try_call(), async_call() and trace() come from
-  // client_front. Calls in flight at once (async_call) each use a
+  // client_base. Calls in flight at once (async_call) each use a
   // connection of their own.
 
   /// Runs several calls in one request (system.multicall); one outcome per

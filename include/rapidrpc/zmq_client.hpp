@@ -30,7 +30,7 @@
 // the descriptor belongs to ZeroMQ and is never closed by the client.
 #pragma once
 
-#include <rapidrpc/client_front.hpp>
+#include <rapidrpc/client_base.hpp>
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
@@ -75,7 +75,7 @@ struct zmq_client_options {
 /// code and message; no reply within the timeout, a reply that is not a
 /// JSON-RPC response (reason::bad_response) or a closed client
 /// (reason::io) is a transport_error.
-class zmq_client : public client_front {
+class zmq_client : public client_base {
  public:
   /// A client for synchronous calls. Throws std::invalid_argument for a bad
   /// URL, std::runtime_error if ZeroMQ refuses the socket or the endpoint.
@@ -87,7 +87,7 @@ class zmq_client : public client_front {
              zmq_client_options options = {});
 
   // call(), call<R>(), try_call(), async_call() and trace() come from
-  // client_front; a trace holds the request frame and the reply frame.
+  // client_base; a trace holds the request frame and the reply frame.
   // Any number of asynchronous calls may be in flight at once, on the one
   // socket.
 

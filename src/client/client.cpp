@@ -625,10 +625,10 @@ class http_engine final : public client_detail::executor_engine {
 }  // namespace
 
 client::client(std::string_view url, client_options options)
-    : client_front(std::make_unique<http_engine>(std::nullopt, url, std::move(options))) {}
+    : client_base(std::make_unique<http_engine>(std::nullopt, url, std::move(options))) {}
 
 client::client(net::any_io_executor executor, std::string_view url, client_options options)
-    : client_front(std::make_unique<http_engine>(std::move(executor), url, std::move(options))) {}
+    : client_base(std::make_unique<http_engine>(std::move(executor), url, std::move(options))) {}
 
 std::vector<outcome> client::multicall(const std::vector<std::pair<std::string, array>>& calls) {
   value result = call("system.multicall", client_detail::multicall_params(calls));

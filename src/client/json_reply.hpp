@@ -16,7 +16,7 @@
 // socket) a late or stray reply, dropped: its call, if any, times out.
 #pragma once
 
-#include <rapidrpc/client_front.hpp>
+#include <rapidrpc/client_base.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -3,7 +3,7 @@
 // calls of a client built without an executor.
 #pragma once
 
-#include <rapidrpc/client_front.hpp>
+#include <rapidrpc/client_base.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>

@@ -17,7 +17,7 @@
 
 namespace rapidrpc::client_detail {
 
-// call_result, to_outcome() and result_or_throw(): <rapidrpc/client_front.hpp>.
+// call_result, to_outcome() and result_or_throw(): <rapidrpc/client_base.hpp>.
 
 /// The request head of one client. The fixed part (request line, Host,
 /// User-Agent, Content-Type, Accept-Encoding, Authorization, the caller's

@@ -415,11 +415,11 @@ class zmq_engine final : public client_detail::executor_engine {
 }  // namespace
 
 zmq_client::zmq_client(std::string_view url, zmq_client_options options)
-    : client_front(std::make_unique<zmq_engine>(std::nullopt, url, options)) {}
+    : client_base(std::make_unique<zmq_engine>(std::nullopt, url, options)) {}
 
 zmq_client::zmq_client(net::any_io_executor executor, std::string_view url,
                        zmq_client_options options)
-    : client_front(std::make_unique<zmq_engine>(std::move(executor), url, options)) {}
+    : client_base(std::make_unique<zmq_engine>(std::move(executor), url, options)) {}
 
 const zmq_endpoint& zmq_client::target() const noexcept {
   static const zmq_endpoint none;

@@ -1,6 +1,6 @@
-// The out-of-line pieces of the clients' shared front
-// (include/rapidrpc/client_front.hpp).
-#include <rapidrpc/client_front.hpp>
+// The out-of-line pieces of the clients' shared base
+// (include/rapidrpc/client_base.hpp).
+#include <rapidrpc/client_base.hpp>
 
 #include <string>
 

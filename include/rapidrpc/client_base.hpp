@@ -2,7 +2,7 @@
 // call<R>, try_call, async_call), the wire trace, the error a call fails
 // with below the protocol (transport_error), and the engine interface a
 // transport implements. rapidrpc::client (HTTP) and rapidrpc::zmq_client
-// (ZeroMQ) derive from client_front and hand it their engine, so a call
+// (ZeroMQ) derive from client_base and hand it their engine, so a call
 // reads and behaves the same whatever the transport.
 //
 // Threading: as the client that derives from it (a client is used from
@@ -56,7 +56,7 @@ struct wire_trace {
   std::string response_body;    ///< the body, after decompression (ZeroMQ: the reply frame)
 };
 
-/// The pieces the clients' shared front is built from; not for direct use.
+/// The pieces the clients' shared base is built from; not for direct use.
 namespace client_detail {
 
 /// How one call ended: the result, the server's fault, or no usable answer.
@@ -75,7 +75,7 @@ value result_or_throw(call_result&& r);
 [[noreturn]] void throw_result_type(std::string_view got);
 
 /// One transport's way of running calls; a client hands its engine to
-/// client_front, which owns it. Used from the client's thread only.
+/// client_base, which owns it. Used from the client's thread only.
 class engine {
  public:
   virtual ~engine();
@@ -106,7 +106,7 @@ class engine {
 /// The typed call surface of a client, written once for every transport:
 /// each call goes to the engine the client was built with. Movable, not
 /// copyable; a moved-from client throws std::logic_error on every call.
-class client_front {
+class client_base {
  public:
   /// Calls `method` and returns its result. Throws rapidrpc::fault if the
   /// server answered with a fault, transport_error if no usable answer came
@@ -157,11 +157,11 @@ class client_front {
   void trace(wire_trace* trace) noexcept { trace_ = trace; }
 
  protected:
-  explicit client_front(std::unique_ptr<client_detail::engine> engine) noexcept
+  explicit client_base(std::unique_ptr<client_detail::engine> engine) noexcept
       : engine_(std::move(engine)) {}
-  ~client_front() = default;
-  client_front(client_front&&) noexcept = default;
-  client_front& operator=(client_front&&) noexcept = default;
+  ~client_base() = default;
+  client_base(client_base&&) noexcept = default;
+  client_base& operator=(client_base&&) noexcept = default;
 
   /// The engine the client was built with; null once moved from.
   client_detail::engine* engine() const noexcept { return engine_.get(); }
