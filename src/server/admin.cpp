@@ -132,15 +132,8 @@ tcp::endpoint admin_listener::listen(const tcp::endpoint& ep) {
 }
 
 tcp::endpoint admin_listener::adopt(int fd) {
-  tcp::endpoint ep = local_endpoint(fd);
-  int copy = duplicate(fd);
   auto a = std::make_unique<tcp::acceptor>(io_);
-  boost::system::error_code ec;
-  a->assign(ep.protocol(), copy, ec);
-  if (ec) {
-    ::close(copy);
-    throw boost::system::system_error(ec, "cannot serve the admin socket handed over");
-  }
+  const tcp::endpoint ep = adopt_duplicate(*a, fd, "the admin socket");
   acceptors_.push_back(std::move(a));
   bound_.push_back(ep);
   return ep;

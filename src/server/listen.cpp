@@ -8,9 +8,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <cerrno>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 namespace rapidrpc::detail {
@@ -31,6 +33,18 @@ int duplicate(int fd) {
   int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (copy < 0) throw std::system_error(errno, std::generic_category(), "dup");
   return copy;
+}
+
+tcp::endpoint adopt_duplicate(tcp::acceptor& a, int fd, const char* what) {
+  tcp::endpoint ep = local_endpoint(fd);
+  int copy = duplicate(fd);
+  boost::system::error_code ec;
+  a.assign(ep.protocol(), copy, ec);
+  if (ec) {
+    ::close(copy);
+    throw boost::system::system_error(ec, std::string("cannot serve ") + what + " handed over");
+  }
+  return ep;
 }
 
 void bind_acceptor(tcp::acceptor& a, const tcp::endpoint& ep, bool shared_port) {

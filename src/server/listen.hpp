@@ -19,6 +19,12 @@ boost::asio::ip::tcp::endpoint local_endpoint(int fd);
 /// A close-on-exec duplicate of `fd`; throws std::system_error.
 int duplicate(int fd);
 
+/// Has the closed acceptor `a` serve a close-on-exec duplicate of the
+/// listening socket `fd` (the caller keeps `fd`); returns its address.
+/// Throws boost::system::system_error naming `what` ("the admin socket").
+boost::asio::ip::tcp::endpoint adopt_duplicate(boost::asio::ip::tcp::acceptor& a, int fd,
+                                               const char* what);
+
 /// Opens `a` for `ep` and binds it as every listening socket of the server
 /// is bound: SO_REUSEADDR, an IPv6 socket IPv6-only, and SO_REUSEPORT when
 /// several sockets share the port (`shared_port`: one per loop). Throws

@@ -31,16 +31,9 @@ loop::loop(serving_state& shared, std::size_t shard)
 }
 
 tcp::endpoint loop::adopt(int fd) {
-  tcp::endpoint ep = local_endpoint(fd);
-  int copy = duplicate(fd);
   auto l =
       std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
-  boost::system::error_code ec;
-  l->acceptor.assign(ep.protocol(), copy, ec);
-  if (ec) {
-    ::close(copy);
-    throw boost::system::system_error(ec, "cannot serve the listening socket handed over");
-  }
+  const tcp::endpoint ep = adopt_duplicate(l->acceptor, fd, "the listening socket");
   listeners_.push_back(std::move(l));
   bound_.push_back(ep);
   return ep;

@@ -26,7 +26,7 @@ std::unique_ptr<service> make_zmq_endpoint(const zmq_options& o, const registry&
 std::unique_ptr<service> make_worker_link(const worker_host_options& o, unsigned workers,
                                           const registry& methods, const serving_state& shared) {
   if (o.connect.empty()) return nullptr;
-  worker_link::settings w;
+  worker_link_settings w;
   w.methods = &methods;
   w.limits = shared.limits;
   w.pool = &shared.pool;
@@ -35,7 +35,7 @@ std::unique_ptr<service> make_worker_link(const worker_host_options& o, unsigned
   w.curve_secret_key = o.curve.secret_key;
   w.curve_front_key = o.curve.front_public_key;
   w.lines = shared.lines;
-  return std::make_unique<worker_link>(w);
+  return open_worker_link(std::move(w));
 }
 
 }  // namespace rapidrpc::detail

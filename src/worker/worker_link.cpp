@@ -33,11 +33,9 @@ std::string_view text(const zmq::message_t& m) noexcept {
   return {static_cast<const char*>(m.data()), m.size()};
 }
 
-}  // namespace
-
-class worker_link::impl final : public zmq_service {
+class worker_link final : public zmq_service {
  public:
-  explicit impl(settings s)
+  explicit worker_link(worker_link_settings s)
       : zmq_service(max_frames, "worker host", &settings_.lines, close_linger_ms),
         settings_(std::move(s)),
         parsers_(settings_.limits) {
@@ -52,15 +50,16 @@ class worker_link::impl final : public zmq_service {
     call_context_.pool = settings_.pool;
   }
 
-  ~impl() override { end(); }
+  ~worker_link() override { end(); }
 
  private:
   // One call from the front; its exchange runs it and hands the answer back.
   struct call final : rpc::reply_sink {
-    call(impl& l, const registry& methods, const limits& lim) : link(l), exchange(methods, lim) {}
+    call(worker_link& l, const registry& methods, const limits& lim)
+        : link(l), exchange(methods, lim) {}
     void on_reply(const rpc::reply& r) override { link.answered(*this, r); }
 
-    impl& link;
+    worker_link& link;
     rpc::exchange exchange;
     std::array<char, 8> id{};
   };
@@ -214,7 +213,7 @@ class worker_link::impl final : public zmq_service {
   // command, up to two fields
   static constexpr std::size_t max_frames = 3;
 
-  settings settings_;
+  worker_link_settings settings_;
   std::string identity_;
   std::optional<zmq::socket_t> socket_;
   net::steady_timer beat_timer_{io_};
@@ -225,10 +224,10 @@ class worker_link::impl final : public zmq_service {
   bool ready_owed_ = false;  // a READY waits for the calls running to end
 };
 
-worker_link::worker_link(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}
-worker_link::~worker_link() = default;
-void worker_link::start() { impl_->start(); }
-void worker_link::stop(std::chrono::milliseconds drain) { impl_->stop(drain); }
-void worker_link::join() { impl_->join(); }
+}  // namespace
+
+std::unique_ptr<service> open_worker_link(worker_link_settings s) {
+  return std::make_unique<worker_link>(std::move(s));
+}
 
 }  // namespace rapidrpc::detail

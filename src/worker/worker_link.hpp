@@ -20,44 +20,30 @@
 #include "registry/pool.hpp"
 #include "service/service.hpp"
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 namespace rapidrpc::detail {
 
-class worker_link final : public service {
- public:
-  struct settings {
-    const registry* methods = nullptr;
-    rapidrpc::limits limits;            ///< the document limits
-    const pool_target* pool = nullptr;  ///< where pool methods run
-    std::uint32_t capacity = 1;         ///< calls at once announced to the front
-    std::string front;                  ///< "tcp://front.example:7000"
-    /// CurveZMQ: this host's secret key and the front's public key (Z85,
-    /// checked); empty: none.
-    std::string curve_secret_key;
-    std::string curve_front_key;
-    logger lines;  ///< a front gone quiet, a send that failed
-  };
-
-  /// Throws std::runtime_error if `front` is not an address ZeroMQ takes.
-  explicit worker_link(settings s);
-  ~worker_link() override;
-  worker_link(const worker_link&) = delete;
-  worker_link& operator=(const worker_link&) = delete;
-
-  /// Connects and serves on a thread of its own.
-  void start() override;
-  /// Any thread: tells the front to send no more calls, answers the calls
-  /// in flight (for at most `drain`), then closes.
-  void stop(std::chrono::milliseconds drain) override;
-  void join() override;
-
- private:
-  class impl;
-  std::unique_ptr<impl> impl_;
+struct worker_link_settings {
+  const registry* methods = nullptr;
+  rapidrpc::limits limits;            ///< the document limits
+  const pool_target* pool = nullptr;  ///< where pool methods run
+  std::uint32_t capacity = 1;         ///< calls at once announced to the front
+  std::string front;                  ///< "tcp://front.example:7000"
+  /// CurveZMQ: this host's secret key and the front's public key (Z85,
+  /// checked); empty: none.
+  std::string curve_secret_key;
+  std::string curve_front_key;
+  logger lines;  ///< a front gone quiet, a send that failed
 };
+
+/// The link, connecting (libzmq connects in the background) and not yet
+/// started. As a service (zmq/service.hpp): start() serves on a thread of
+/// its own; stop() tells the front to send no more calls, answers the
+/// calls in flight (for at most the drain), then closes. Throws
+/// std::runtime_error if `front` is not an address ZeroMQ takes.
+std::unique_ptr<service> open_worker_link(worker_link_settings s);
 
 }  // namespace rapidrpc::detail
