@@ -133,7 +133,7 @@ tcp::endpoint admin_listener::listen(const tcp::endpoint& ep) {
 
 tcp::endpoint admin_listener::adopt(int fd) {
   auto a = std::make_unique<tcp::acceptor>(io_);
-  const tcp::endpoint ep = adopt_duplicate(*a, fd, "the admin socket");
+  tcp::endpoint ep = adopt_duplicate(*a, fd, "the admin socket");
   acceptors_.push_back(std::move(a));
   bound_.push_back(ep);
   return ep;

@@ -33,7 +33,7 @@ loop::loop(serving_state& shared, std::size_t shard)
 tcp::endpoint loop::adopt(int fd) {
   auto l =
       std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
-  const tcp::endpoint ep = adopt_duplicate(l->acceptor, fd, "the listening socket");
+  tcp::endpoint ep = adopt_duplicate(l->acceptor, fd, "the listening socket");
   listeners_.push_back(std::move(l));
   bound_.push_back(ep);
   return ep;
