@@ -23,7 +23,7 @@ std::unique_ptr<service> make_zmq_endpoint(const zmq_options& o, const registry&
                                            const serving_state& shared);
 
 /// A worker host's link to the front `o.connect`, offering the front
-/// `workers` calls at once (workers_options::count: as many as the host's
+/// `workers` calls at once (worker_options::count: as many as the host's
 /// pool runs); null when `o.connect` is empty. Not started.
 std::unique_ptr<service> make_worker_link(const worker_host_options& o, unsigned workers,
                                           const registry& methods, const serving_state& shared);
