@@ -91,11 +91,12 @@ struct server::impl {
     admin.reset();
   }
 
-  // What takes the HTTP requests: the supervisor's processes, or the loops,
-  // which all listen on the first one's addresses; null before start().
-  const detail::service* http() const {
-    if (supervisor) return supervisor.get();
-    return loops.empty() ? nullptr : loops.front().get();
+  // The addresses of what takes the HTTP requests: the supervisor's
+  // processes, or the loops, which all listen on the first one's; none
+  // before start() and after wait().
+  std::vector<tcp::endpoint> http_bound() const {
+    if (supervisor) return supervisor->bound();
+    return loops.empty() ? std::vector<tcp::endpoint>{} : loops.front()->bound();
   }
 
   bool process_mode() const {
@@ -257,13 +258,8 @@ void server::start() {
 }
 
 std::uint16_t server::port() const {
-  const auto& s = *impl_;
-  const std::vector<tcp::endpoint>* bound = nullptr;
-  if (s.supervisor)
-    bound = &s.supervisor->bound();
-  else if (!s.loops.empty())
-    bound = &s.loops.front()->bound();
-  return bound != nullptr && !bound->empty() ? bound->front().port() : 0;
+  const auto bound = impl_->http_bound();
+  return bound.empty() ? 0 : bound.front().port();
 }
 
 std::vector<std::string> server::zmq_endpoints() const {
@@ -276,8 +272,7 @@ std::vector<std::string> server::worker_endpoints() const {
 }
 
 std::vector<std::string> server::endpoints() const {
-  const auto* http = impl_->http();
-  return http ? http->endpoints() : std::vector<std::string>{};
+  return detail::host_ports(impl_->http_bound());
 }
 
 std::vector<std::string> server::admin_endpoints() const {
