@@ -379,10 +379,10 @@ class worker_pool final : public detail::pool_runner {
   void lost(worker& w, bool started = true) {
     const bool idle = !w.current;
     using cause = detail::metrics::restart_cause;
-    restarted(w.dying    ? cause::timeout
-              : w.killed ? cause::protocol
-              : idle     ? cause::idle_death
-                         : cause::crash);
+    const cause why = w.dying    ? cause::timeout
+                      : w.killed ? cause::protocol
+                      : idle     ? cause::idle_death
+                                 : cause::crash;
     // A worker that died before it was ready, while no other is: the
     // first call waiting counts it, as a call counts the workers that die
     // before reading it, so that the caller hears when workers cannot start.
@@ -422,6 +422,9 @@ class worker_pool final : public detail::pool_runner {
                    w.pid, WEXITSTATUS(status), when);
       w.pid = -1;
     }
+    // Counted once the process is gone, with the workers up: a scrape that
+    // sees the restart sees the old process no more.
+    restarted(why);
     publish();
     if (stopping_) return;
     // Replaced at once, unless workers keep dying young: then ever more
