@@ -412,7 +412,16 @@ def serve(worker, fd):
     """Says it is ready on `fd` (an empty frame: the host sends no call
     before), then answers calls there until end of stream; returns the exit
     status. One read and one write per call: the host sends a call only once
-    the previous one is answered, so a read takes the whole frame."""
+    the previous one is answered, so a read takes the whole frame. A host
+    that closes the socket first (it stopped, or replaced this worker before
+    it was ready) ends it quietly too."""
+    try:
+        return serve_frames(worker, fd)
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+
+
+def serve_frames(worker, fd):
     os.write(fd, struct.pack(">I", 0))
     buf = bytearray()
     while True:
