@@ -107,10 +107,27 @@ struct worker_options {
   /// the worker protocol (rapidrpc/worker.hpp); rapidrpc::serve_worker()
   /// implements the worker side. rapidrpcd passes itself with --worker.
   std::vector<std::string> command;
-  /// With `isolate`: a worker process that has answered this many calls is
-  /// replaced by a new one between calls (it leaves at end of stream), to
-  /// bound what a leaking method can hold; 0: never.
+  /// With `isolate`, recycling: a worker process past one of these limits
+  /// is replaced between calls, one worker at a time. Its successor starts
+  /// first, while it serves on; once the successor is ready, it takes no
+  /// more calls and leaves after the one it has (end of stream), so no call
+  /// waits for a worker to start and no fewer workers serve. It bounds what
+  /// a leaking method can hold. Each replacement is counted by its cause
+  /// (metrics: rapidrpc_worker_restarts_total) and said to log.lines.
+  ///
+  /// The calls a worker answers before it is replaced; 0: no limit.
   std::uint64_t max_requests = 0;
+  /// Adds to each worker process's max_requests a number drawn from 0 to
+  /// this, so that workers under even load are not replaced together.
+  std::uint64_t max_requests_jitter = 0;
+  /// How long a worker process serves before it is replaced, plus up to a
+  /// tenth of it drawn for each process; zero: for ever.
+  std::chrono::milliseconds max_lifetime{0};
+  /// The memory a worker process may hold of its own (what it shares with
+  /// no other process: Private_Clean and Private_Dirty of
+  /// /proc/PID/smaps_rollup), read after a call, at most once a second;
+  /// past it the worker is replaced. 0: no limit.
+  std::uint64_t max_memory_bytes = 0;
   /// How long a pool call (or a relayed request) may run when its method
   /// sets no timeout; zero means no limit.
   std::chrono::milliseconds method_timeout{0};

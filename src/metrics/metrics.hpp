@@ -73,9 +73,11 @@ enum class restart_cause : std::uint8_t {
   idle_death,    ///< died while idle (the OOM killer, a kill)
   timeout,       ///< killed by the pool: its call ran past its timeout
   protocol,      ///< killed by the pool: it broke the worker protocol
-  max_requests,  ///< retired after workers.max_requests calls
+  max_requests,  ///< replaced after workers.max_requests calls (with its jitter)
+  max_lifetime,  ///< replaced past workers.max_lifetime
+  max_memory,    ///< replaced past workers.max_memory_bytes
 };
-inline constexpr std::size_t restart_cause_count = 5;
+inline constexpr std::size_t restart_cause_count = 7;
 
 /// The worker pool's figures. Written by the pool (the threads that run
 /// pool methods, or the worker processes' thread), read by a scrape.

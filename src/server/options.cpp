@@ -72,7 +72,7 @@ refusal check_serving(const check_context& n) {
   return std::nullopt;
 }
 
-// workers: isolate, command, max_requests.
+// workers: isolate, command, recycling.
 refusal check_workers(const check_context& n) {
   const auto& w = n.o.workers;
   if (w.isolate && n.o.serving.mode != serving_mode::async_pool)
@@ -84,6 +84,14 @@ refusal check_workers(const check_context& n) {
     return n("workers.command") + " is used with " + n("workers.isolate") + " only";
   if (!w.isolate && w.max_requests != 0)
     return n("workers.max_requests") + " is used with " + n("workers.isolate") + " only";
+  if (!w.isolate && w.max_lifetime.count() != 0)
+    return n("workers.max_lifetime") + " is used with " + n("workers.isolate") + " only";
+  if (!w.isolate && w.max_memory_bytes != 0)
+    return n("workers.max_memory_bytes") + " is used with " + n("workers.isolate") + " only";
+  if (w.max_requests_jitter != 0 && w.max_requests == 0)
+    return n("workers.max_requests_jitter") + " is used with " + n("workers.max_requests") +
+           " only";
+  if (w.max_lifetime.count() < 0) return n("workers.max_lifetime") + " is negative";
   return std::nullopt;
 }
 

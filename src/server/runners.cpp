@@ -13,8 +13,7 @@ namespace {
 
 std::unique_ptr<pool_runner> worker_processes(const server_options& o, unsigned count,
                                               metrics::pool_stats* stats, const logger& lines) {
-  return make_worker_pool(o.workers.command, count, o.workers.max_requests, stats,
-                          worker_start_timeout, lines);
+  return make_worker_pool(o.workers, count, stats, worker_start_timeout, lines);
 }
 
 }  // namespace

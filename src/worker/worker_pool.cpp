@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <random>
 #include <thread>
 
 extern char** environ;
@@ -33,6 +35,7 @@ namespace {
 
 namespace net = boost::asio;
 using clock = std::chrono::steady_clock;
+using cause = detail::metrics::restart_cause;
 
 struct job {
   std::string frame;  // the call, framed
@@ -47,19 +50,45 @@ struct job {
 // up, and the caller had better hear so.
 constexpr unsigned max_deliveries = 3;
 
+// The memory a process holds of its own (not shared with another:
+// Private_Clean + Private_Dirty of /proc/PID/smaps_rollup), in bytes; 0 if
+// it cannot be read.
+std::uint64_t own_memory(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
+  std::FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return 0;
+  std::uint64_t kib = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long long n = 0;
+    if (std::sscanf(line, "Private_Clean: %llu kB", &n) == 1 ||
+        std::sscanf(line, "Private_Dirty: %llu kB", &n) == 1)
+      kib += n;
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
+// How often a worker's memory is read, at most (after a call).
+constexpr auto memory_read_interval = std::chrono::seconds(1);
+
 class worker_pool final : public detail::pool_runner {
  public:
-  worker_pool(std::vector<std::string> command, unsigned count, std::uint64_t max_requests,
-              detail::metrics::pool_stats* stats, std::chrono::milliseconds start_timeout,
-              detail::logger lines)
+  worker_pool(const worker_options& o, unsigned count, detail::metrics::pool_stats* stats,
+              std::chrono::milliseconds start_timeout, detail::logger lines)
       : lines_(std::move(lines)),
-        command_(std::move(command)),
-        max_requests_(max_requests),
+        command_(o.command),
+        max_requests_(o.max_requests),
+        max_requests_jitter_(o.max_requests_jitter),
+        max_lifetime_(o.max_lifetime),
+        max_memory_(o.max_memory_bytes),
         stats_(stats),
         start_timeout_(start_timeout),
-        workers_(count) {
+        workers_(count + 1) {
     if (command_.empty()) throw std::invalid_argument("isolate needs a worker_command");
-    for (auto& w : workers_) spawn(w);
+    workers_.back().vacant = true;  // where a successor starts (recycle())
+    for (unsigned i = 0; i < count; ++i) spawn(workers_[i]);
     publish();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -75,6 +104,7 @@ class worker_pool final : public detail::pool_runner {
         if ((w.current || w.dying) && w.pid > 0) ::kill(w.pid, SIGKILL);
         w.current.reset();
         w.timer.reset();
+        w.lifetime_timer.reset();
         boost::system::error_code ec;
         if (w.socket) w.socket->close(ec);  // the worker sees end of stream and exits
         w.socket.reset();
@@ -122,18 +152,23 @@ class worker_pool final : public detail::pool_runner {
     std::optional<net::local::stream_protocol::socket> socket;
     std::unique_ptr<job> current;
     std::unique_ptr<net::steady_timer> timer;
+    std::unique_ptr<net::steady_timer> lifetime_timer;  // its max_lifetime's end
     std::string in;          // what the worker sent: a frame, or the start of one
     std::size_t in_len = 0;  // bytes of `in` received
     clock::time_point started{};
     unsigned quick_deaths = 0;
-    std::uint64_t generation = 0;  // tells a stale completion from a live one
-    std::uint64_t served = 0;      // calls answered by this process
-    bool spawning = false;
-    bool ready = false;      // it said so (an empty frame): calls may go to it
-    bool written = false;    // the current call is all in the socket
-    bool peer_gone = false;  // its stream ended before that: the write decides
-    bool killed = false;     // by the pool (a runaway), not by someone else
-    bool dying = false;      // past its call's timeout, being killed: no call goes there
+    std::uint64_t generation = 0;     // tells a stale completion from a live one
+    std::uint64_t served = 0;         // calls answered by this process
+    std::uint64_t request_limit = 0;  // max_requests with its jitter; 0: none
+    clock::time_point memory_read{};  // when its memory was read last
+    std::uint64_t memory = 0;         // what it held of its own then
+    bool lifetime_over = false;       // past its max_lifetime
+    bool vacant = false;              // a spare slot, no process: a successor starts here
+    bool ready = false;               // it said so (an empty frame): calls may go to it
+    bool written = false;             // the current call is all in the socket
+    bool peer_gone = false;           // its stream ended before that: the write decides
+    bool killed = false;              // by the pool (a runaway), not by someone else
+    bool dying = false;               // past its call's timeout, being killed: no call goes there
   };
 
   static void finish(job& j, outcome o) {
@@ -141,11 +176,12 @@ class worker_pool final : public detail::pool_runner {
               [done = std::move(j.call.done), o = std::move(o)]() mutable { done(std::move(o)); });
   }
 
-  void spawn(worker& w) {
+  // Starts a worker process in slot `w`; false if it cannot be started.
+  bool spawn(worker& w) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-      std::perror("rapidrpc: socketpair");
-      return;
+      lines_.say(log_level::error, "cannot start a worker: socketpair: %s", std::strerror(errno));
+      return false;
     }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -161,18 +197,37 @@ class worker_pool final : public detail::pool_runner {
     if (rc != 0) {
       lines_.say(log_level::error, "cannot start worker %s: %s", argv[0], std::strerror(rc));
       ::close(sv[0]);
-      return;
+      return false;
     }
     w.pid = pid;
     w.killed = false;
     w.dying = false;
     w.ready = false;
     w.served = 0;
+    w.vacant = false;
+    w.lifetime_over = false;
+    w.memory = 0;
+    w.memory_read = {};
+    w.request_limit = max_requests_ == 0 ? 0 : max_requests_ + draw(max_requests_jitter_);
     w.socket.emplace(io_, net::local::stream_protocol(), sv[0]);
     w.started = clock::now();
     ++w.generation;
     w.in_len = 0;
     read_answer(w);
+    if (max_lifetime_.count() > 0) {
+      // Up to a tenth more, drawn per process, so that workers started
+      // together do not all leave together.
+      auto gen = w.generation;
+      auto end =
+          w.started + max_lifetime_ +
+          std::chrono::milliseconds(draw(static_cast<std::uint64_t>(max_lifetime_.count()) / 10));
+      w.lifetime_timer = std::make_unique<net::steady_timer>(io_, end);
+      w.lifetime_timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
+        if (ec || gen != w.generation) return;
+        w.lifetime_over = true;
+        if (!w.current) consider(w);  // a busy one: when its call ends
+      });
+    }
     // One that never says it is ready (stuck in its start) is replaced.
     auto gen = w.generation;
     w.timer = std::make_unique<net::steady_timer>(io_, start_timeout_);
@@ -186,12 +241,13 @@ class worker_pool final : public detail::pool_runner {
       w.dying = true;
       lost(w);
     });
+    return true;
   }
 
   void dispatch() {
     for (auto& w : workers_) {
       if (queue_.empty()) break;
-      if (w.current || !w.socket || w.dying || !w.ready) continue;
+      if (w.current || !w.socket || w.dying || !w.ready || leaving(w)) continue;
       w.current = std::move(queue_.front());
       queue_.pop_front();
       start(w);
@@ -207,7 +263,7 @@ class worker_pool final : public detail::pool_runner {
     std::int64_t up = 0;
     for (const auto& w : workers_) {
       busy += w.current ? 1 : 0;
-      up += w.socket && !w.dying && w.ready ? 1 : 0;
+      up += w.socket && !w.dying && w.ready && !leaving(w) ? 1 : 0;
     }
     stats_->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
     stats_->busy.store(busy, std::memory_order_relaxed);
@@ -310,6 +366,13 @@ class worker_pool final : public detail::pool_runner {
     w.ready = true;
     if (w.timer) w.timer->cancel();
     read_answer(w);
+    if (&w == successor_) {
+      successor_ = nullptr;  // the one it replaces leaves now, or after its call
+      if (leaver_ != nullptr && !leaver_->current) leave(*leaver_);
+      if (leaver_ == nullptr) recycle_next();
+    } else {
+      consider(w);  // its lifetime may have ended while it started
+    }
     dispatch();
   }
 
@@ -334,28 +397,116 @@ class worker_pool final : public detail::pool_runner {
     w.in_len = 0;
     detail::finish_with_document(w.current->call, response, "internal error");
     w.current.reset();
-    if (max_requests_ != 0 && ++w.served >= max_requests_) {
-      retire(w);
+    ++w.served;
+    if (leaving(w)) {
+      leave(w);
     } else {
       read_answer(w);
+      consider(w);
     }
     dispatch();
   }
 
-  // A worker that has served max_requests calls leaves between calls: its
-  // socket is closed (it sees end of stream and exits), a new one takes its
-  // place at once, and the old process is reaped in the background (killed
-  // if it has not left within 2 s).
-  void retire(worker& w) {
-    restarted(detail::metrics::restart_cause::max_requests);
+  // Recycling: a worker past its max_requests (with its jitter), its
+  // max_lifetime or its max_memory is replaced between calls, one at a
+  // time. Its successor starts in the spare slot while it serves on; once
+  // the successor is ready, it takes no more calls and leaves after the one
+  // it has. So the pool never has fewer workers serving than it had, and
+  // no call waits for a worker to start. A successor that cannot start is
+  // replaced as any worker is (the back-off included), the one it replaces
+  // serving meanwhile.
+
+  // Whether `w` has been replaced and leaves after its call.
+  bool leaving(const worker& w) const { return &w == leaver_ && successor_ == nullptr; }
+
+  std::uint64_t draw(std::uint64_t most) {
+    return most == 0 ? 0 : std::uniform_int_distribution<std::uint64_t>(0, most)(random_);
+  }
+
+  // Why `w` is to be replaced, if it is; between calls.
+  std::optional<cause> due(worker& w) {
+    if (w.request_limit != 0 && w.served >= w.request_limit) return cause::max_requests;
+    if (w.lifetime_over) return cause::max_lifetime;
+    if (max_memory_ != 0) {
+      auto now = clock::now();
+      if (now - w.memory_read >= memory_read_interval) {
+        w.memory_read = now;
+        w.memory = own_memory(w.pid);
+      }
+      if (w.memory > max_memory_) return cause::max_memory;
+    }
+    return std::nullopt;
+  }
+
+  // `w` is idle: it is replaced if it is due and no other replacement is
+  // under way (that one's end looks again: recycle_next()).
+  void consider(worker& w) {
+    if (stopping_ || leaver_ != nullptr || !w.socket || !w.ready || w.dying || w.current) return;
+    auto why = due(w);
+    if (why) recycle(w, *why);
+  }
+
+  void recycle_next() {
+    for (auto& w : workers_) {
+      if (leaver_ != nullptr) return;
+      consider(w);
+    }
+  }
+
+  void recycle(worker& w, cause why) {
+    auto spare =
+        std::find_if(workers_.begin(), workers_.end(), [](const worker& o) { return o.vacant; });
+    if (spare == workers_.end()) return;  // one is vacant whenever no replacement is under way
+    switch (why) {
+      case cause::max_requests:
+        lines_.say(log_level::notice,
+                   "worker process %d answered %llu calls (its limit: %llu); starting its "
+                   "successor",
+                   w.pid, static_cast<unsigned long long>(w.served),
+                   static_cast<unsigned long long>(w.request_limit));
+        break;
+      case cause::max_lifetime:
+        lines_.say(log_level::notice, "worker process %d has run %.1f s; starting its successor",
+                   w.pid, std::chrono::duration<double>(clock::now() - w.started).count());
+        break;
+      default:
+        lines_.say(log_level::notice,
+                   "worker process %d holds %.1f MiB of its own (the limit: %.1f MiB); starting "
+                   "its successor",
+                   w.pid, static_cast<double>(w.memory) / 1048576.0,
+                   static_cast<double>(max_memory_) / 1048576.0);
+        break;
+    }
+    leaver_ = &w;
+    leave_cause_ = why;
+    successor_ = &*spare;
+    if (!spawn(*spare)) {
+      spare->vacant = true;
+      leaver_ = successor_ = nullptr;
+    }
+    publish();
+  }
+
+  // The replaced worker leaves: its socket is closed (it sees end of stream
+  // and exits), its slot is the spare one, and the process is reaped in the
+  // background (killed if it has not left within 2 s).
+  void leave(worker& w) {
+    restarted(leave_cause_);
     boost::system::error_code ec;
     w.socket->close(ec);
     w.socket.reset();
+    if (w.timer) w.timer->cancel();
+    w.lifetime_timer.reset();
     ++w.generation;
     retired_.push_back(w.pid);
     w.pid = -1;
-    spawn(w);
+    w.ready = false;
+    w.vacant = true;
+    leaver_ = nullptr;
+    lines_.say(log_level::notice, "worker process %d left; its successor serves", retired_.back());
     reap_retired(clock::now() + std::chrono::seconds(2));
+    publish();
+    recycle_next();
   }
 
   void reap_retired(clock::time_point kill_at) {
@@ -378,7 +529,6 @@ class worker_pool final : public detail::pool_runner {
   // worker, up to max_deliveries times.
   void lost(worker& w, bool started = true) {
     const bool idle = !w.current;
-    using cause = detail::metrics::restart_cause;
     const cause why = w.dying    ? cause::timeout
                       : w.killed ? cause::protocol
                       : idle     ? cause::idle_death
@@ -425,8 +575,14 @@ class worker_pool final : public detail::pool_runner {
     // Counted once the process is gone, with the workers up: a scrape that
     // sees the restart sees the old process no more.
     restarted(why);
+    if (&w == leaver_) {  // being replaced: its successor takes its place
+      leaver_ = nullptr;
+      w.vacant = true;
+      w.ready = false;
+      if (successor_ == nullptr) recycle_next();
+    }
     publish();
-    if (stopping_) return;
+    if (stopping_ || w.vacant) return dispatch();
     // Replaced at once, unless workers keep dying young: then ever more
     // slowly, up to 5 s, so a crash loop does not eat the machine.
     auto delay = worker_respawn.died(w.quick_deaths, w.started, clock::now());
@@ -441,8 +597,11 @@ class worker_pool final : public detail::pool_runner {
 
   detail::logger lines_;
   std::vector<std::string> command_;
-  std::uint64_t max_requests_;          // 0: a worker serves for ever
-  detail::metrics::pool_stats* stats_;  // null: not counted
+  std::uint64_t max_requests_;  // 0: a worker serves for ever
+  std::uint64_t max_requests_jitter_;
+  std::chrono::milliseconds max_lifetime_;  // 0: for ever
+  std::uint64_t max_memory_;                // bytes; 0: no limit
+  detail::metrics::pool_stats* stats_;      // null: not counted
   std::chrono::milliseconds start_timeout_;
   std::vector<int> retired_;  // processes retired by max_requests_, not yet reaped
   net::io_context io_{1};
@@ -450,19 +609,22 @@ class worker_pool final : public detail::pool_runner {
       net::make_work_guard(io_)};
   std::vector<worker> workers_;
   std::deque<std::unique_ptr<job>> queue_;
+  worker* leaver_ = nullptr;     // being replaced (recycle()), serving until its successor is ready
+  worker* successor_ = nullptr;  // starting in the spare slot, to take its place
+  cause leave_cause_ = cause::max_requests;
+  std::mt19937_64 random_{std::random_device{}()};
   bool stopping_ = false;
   std::thread thread_;
 };
 
 }  // namespace
 
-std::unique_ptr<detail::pool_runner> make_worker_pool(std::vector<std::string> command,
-                                                      unsigned workers, std::uint64_t max_requests,
+std::unique_ptr<detail::pool_runner> make_worker_pool(const worker_options& options,
+                                                      unsigned workers,
                                                       detail::metrics::pool_stats* stats,
                                                       std::chrono::milliseconds start_timeout,
                                                       detail::logger lines) {
-  const unsigned n = count_or_cores(workers);
-  return std::make_unique<worker_pool>(std::move(command), n, max_requests, stats, start_timeout,
+  return std::make_unique<worker_pool>(options, count_or_cores(workers), stats, start_timeout,
                                        std::move(lines));
 }
 

@@ -3,15 +3,15 @@
 // a worker is free. Results are posted back to the caller's loop.
 #pragma once
 
-#include <chrono>
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
 #include "log/log.hpp"
 #include "metrics/metrics.hpp"
 #include "registry/pool.hpp"
 #include "service/respawn.hpp"
+
+#include <rapidrpc/server_options.hpp>
+
+#include <chrono>
+#include <memory>
 
 namespace rapidrpc {
 
@@ -25,15 +25,16 @@ inline constexpr std::chrono::milliseconds worker_start_timeout{60'000};
 inline constexpr detail::respawn_rule worker_respawn{2, std::chrono::milliseconds(50),
                                                      std::chrono::milliseconds(5000)};
 
-/// Starts `workers` worker processes (0: one per core) running `command`
-/// and returns the runner that sends pool calls to them, each to a worker
-/// that has said it is ready. A worker that has answered `max_requests`
-/// calls (0: no limit) is replaced between calls. `stats`, if set, gets the
-/// pool's queue, busy and ready-process figures and its restarts (it must
-/// outlive the pool). Workers replaced and why are said to `lines`.
+/// Starts `workers` worker processes (0: one per core) running
+/// `options.command` and returns the runner that sends pool calls to them,
+/// each to a worker that has said it is ready. A worker past
+/// `options.max_requests` (with its jitter), `max_lifetime` or
+/// `max_memory_bytes` is replaced between calls, one at a time, its
+/// successor started before it leaves (worker_options). `stats`, if set,
+/// gets the pool's queue, busy and ready-process figures and its restarts
+/// (it must outlive the pool). Workers replaced and why are said to `lines`.
 std::unique_ptr<detail::pool_runner> make_worker_pool(
-    std::vector<std::string> command, unsigned workers, std::uint64_t max_requests,
-    detail::metrics::pool_stats* stats = nullptr,
+    const worker_options& options, unsigned workers, detail::metrics::pool_stats* stats = nullptr,
     std::chrono::milliseconds start_timeout = worker_start_timeout, detail::logger lines = {});
 
 }  // namespace rapidrpc

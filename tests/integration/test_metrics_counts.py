@@ -7,9 +7,11 @@
   (so no rejection is counted twice, or under another reason);
 - rapidrpc_worker_restarts_total{cause}: idle_death (an idle worker
   SIGKILLed), timeout (a call past --method-timeout), protocol (a worker
-  that answers one call twice) and max_requests (--max-requests), each
-  exactly once or as often as provoked, the others at 0, for Python workers
-  (--python) and, where a C++ worker can be made to, for --isolate's;
+  that answers one call twice), max_requests (--max-requests),
+  max_lifetime (--max-worker-lifetime) and max_memory (a method that
+  leaks, under --max-worker-memory), each exactly once or as often as
+  provoked, the others at 0, for Python workers (--python) and, where a
+  C++ worker can be made to, for --isolate's;
 - rapidrpc_worker_hosts_up on a front (--worker-listen): 0 without hosts,
   1 and 2 as hosts connect, and back to 1 and 0 as one stops (SIGTERM) and
   the other is killed (SIGKILL).
@@ -52,7 +54,8 @@ REASONS = ("bad_request", "auth", "allowlist", "not_found", "method_not_allowed"
            "request_timeout", "body_too_large", "request_line_too_large",
            "unsupported_encoding", "expectation_failed", "header_too_large", "connections",
            "method_denied", "invalid_request")
-CAUSES = ("crash", "idle_death", "timeout", "protocol", "max_requests")
+CAUSES = ("crash", "idle_death", "timeout", "protocol", "max_requests", "max_lifetime",
+          "max_memory")
 
 
 OPERATIONS_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
@@ -324,6 +327,15 @@ SERVICE = textwrap.dedent('''\
         return os.getpid()
 
 
+    held = []
+
+
+    def leak(mib: int) -> int:
+        """Keeps `mib` MiB more for good; returns the worker's pid."""
+        held.append(bytearray(mib * 1024 * 1024))
+        return os.getpid()
+
+
     def spin(seconds: float) -> bool:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
@@ -402,10 +414,19 @@ class WorkerRestarts(unittest.TestCase):
         self.wait_moved(admin, before, timeout=1)
 
     def max_requests(self, d, admin, method, *params):
+        """--max-requests 3: replaced after the 3rd call and after the 6th.
+        A worker serves on while its successor starts: the test waits for
+        each replacement before the next calls, so that they go to the new
+        worker."""
         before = restarts(admin)
-        for _ in range(7):  # --max-requests 3: retired after the 3rd and the 6th
-            self.assertNotIsInstance(call(d, method, *params), xmlrpc.client.Fault)
-        self.wait_moved(admin, before, max_requests=2)
+        pids = []
+        for n in (1, 2):
+            for _ in range(3):
+                pids.append(self.one_worker(d))  # the one that takes the call
+                self.assertNotIsInstance(call(d, method, *params), xmlrpc.client.Fault)
+            self.wait_moved(admin, before, max_requests=n)
+        pids.append(self.one_worker(d))
+        return pids
 
     def test_python_idle_death_timeout_and_protocol(self):
         d, admin = self.python("--method-timeout", "0.5")
@@ -421,12 +442,40 @@ class WorkerRestarts(unittest.TestCase):
 
     def test_python_max_requests(self):
         d, admin = self.python("--max-requests", "3")
-        before = restarts(admin)
-        pids = [call(d, "pid") for _ in range(7)]
+        pids = self.max_requests(d, admin, "pid")
         self.assertEqual(len(set(pids[0:3])), 1, pids)
         self.assertEqual(len(set(pids[3:6])), 1, pids)
         self.assertEqual(len(set(pids)), 3, pids)
-        self.wait_moved(admin, before, max_requests=2)
+
+    def test_python_max_lifetime(self):
+        d, admin = self.python("--max-worker-lifetime", "0.5")
+        first = self.one_worker(d)
+        before = restarts(admin)
+        # Replaced about every 0.5 s, idle or not: twice, the others never.
+        wait_until(lambda: delta(restarts(admin), before)["max_lifetime"] >= 2, 10,
+                   "two replacements past --max-worker-lifetime")
+        moved = delta(restarts(admin), before)
+        self.assertEqual(moved, expected(CAUSES, max_lifetime=moved["max_lifetime"]))
+        self.assertNotEqual(call(d, "pid"), first)
+        self.assertIn(f"worker process {first} has run", d.stderr_text())
+
+    def test_python_max_memory(self):
+        d, admin = self.python("--max-worker-memory", "80")
+        first = self.one_worker(d)
+        before = restarts(admin)
+        # 16 MiB more a call; the worker's memory is read after a call, at
+        # most once a second: past 80 MiB within a few seconds of calls.
+        pids = []
+        for _ in range(50):
+            pids.append(call(d, "leak", 16))
+            self.assertNotIsInstance(pids[-1], xmlrpc.client.Fault)
+            if pids[-1] != first:
+                break
+            time.sleep(0.2)
+        self.assertNotEqual(pids[-1], first, "never replaced")
+        self.wait_moved(admin, before, max_memory=1)
+        self.assertRegex(d.stderr_text(), rf"worker process {first} holds \d+\.\d MiB of its own "
+                         r"\(the limit: 80\.0 MiB\)")
 
     def test_isolate_idle_death_and_timeout(self):
         d, admin = self.isolate("--method-timeout", "0.5")
@@ -435,7 +484,8 @@ class WorkerRestarts(unittest.TestCase):
 
     def test_isolate_max_requests(self):
         d, admin = self.isolate("--max-requests", "3")
-        self.max_requests(d, admin, "load", 20)
+        pids = self.max_requests(d, admin, "load", 20)
+        self.assertEqual(len(set(pids)), 3, pids)
 
 
 # -- worker hosts --------------------------------------------------------------

@@ -300,7 +300,16 @@ class Crashes(unittest.TestCase):
         with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
                             "1", "--max-requests", "3", env_args=False) as d:
             first = wait_for_workers(d, 1)
-            pids = [parse_result(raw_call(d, call_body("pid_after", 0)).body) for _ in range(7)]
+            pids = []
+            for _ in range(2):
+                pids += [parse_result(raw_call(d, call_body("pid_after", 0)).body)
+                         for _ in range(3)]
+                # The successor starts while the worker serves on; once it
+                # is ready, the worker leaves: one worker again, a new one.
+                procs.wait_for(lambda: workers_of(d) not in ([], [pids[-1]]),
+                               time.monotonic() + 10)
+                wait_for_workers(d, 1)
+            pids.append(parse_result(raw_call(d, call_body("pid_after", 0)).body))
             self.assertEqual(pids[0], first[0])
             self.assertEqual(len(set(pids[0:3])), 1, pids)
             self.assertEqual(len(set(pids[3:6])), 1, pids)

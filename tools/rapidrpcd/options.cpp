@@ -38,6 +38,8 @@ struct spelled {
   std::int64_t write_timeout = 0;
   std::string mode = "async-pool";
   double method_timeout = 0;
+  double max_worker_lifetime = 0;
+  std::uint64_t max_worker_memory = 0;  // MiB
   double respawn_backoff = seconds(rapidrpc::server_options{}.serving.respawn_backoff);
   double respawn_backoff_max = seconds(rapidrpc::server_options{}.serving.respawn_backoff_max);
   bool worker = false;
@@ -125,7 +127,20 @@ void add_serving_options(CLI::App& app, settings& out, spelled& in) {
       "async-pool: run CPU-heavy methods in supervised worker processes instead of threads");
   app.add_option("--max-requests", options.workers.max_requests,
                  "--isolate and --python: replace a worker process after this many calls, "
-                 "between calls (0: never)")
+                 "between calls, its successor started first (0: never)")
+      ->capture_default_str();
+  app.add_option("--max-requests-jitter", options.workers.max_requests_jitter,
+                 "add to each worker's --max-requests a number drawn from 0 to this, so that "
+                 "workers are not replaced together")
+      ->capture_default_str();
+  app.add_option("--max-worker-lifetime", in.max_worker_lifetime,
+                 "--isolate and --python: replace a worker process after this many seconds (plus "
+                 "up to a tenth, drawn per process), between calls (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--max-worker-memory", in.max_worker_memory,
+                 "--isolate and --python: replace a worker process that holds more than this "
+                 "many MiB of its own (unshared) memory after a call (0: no limit)")
       ->capture_default_str();
   app.add_option(
          "--method-timeout", in.method_timeout,
@@ -371,6 +386,9 @@ std::string flag_of(std::string_view field) {
       {"workers.isolate", "--isolate"},
       {"workers.command", "--isolate"},
       {"workers.max_requests", "--max-requests"},
+      {"workers.max_requests_jitter", "--max-requests-jitter"},
+      {"workers.max_lifetime", "--max-worker-lifetime"},
+      {"workers.max_memory_bytes", "--max-worker-memory"},
       {"relay.socket", "--relay"},
       {"relay.keep_pid", "--relay-keep-pid"},
       {"zmq.endpoints", "--zmq"},
@@ -395,6 +413,8 @@ void set_spelled_values(rapidrpc::server_options& options, const spelled& in) {
     return std::chrono::milliseconds(static_cast<std::int64_t>(secs * 1000));
   };
   options.workers.method_timeout = ms(in.method_timeout);
+  options.workers.max_lifetime = ms(in.max_worker_lifetime);
+  options.workers.max_memory_bytes = in.max_worker_memory * 1024 * 1024;
   options.serving.respawn_backoff = ms(in.respawn_backoff);
   options.serving.respawn_backoff_max = ms(in.respawn_backoff_max);
   options.http.jsonrpc = !in.no_jsonrpc;

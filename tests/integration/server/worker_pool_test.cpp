@@ -112,9 +112,9 @@ TEST_F(WorkerPool, AWorkersStartCountsAgainstNoCallsTimeout) {
 TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) {
   // Each worker holds its socket without a word until killed at the start
   // timeout (0.2 s here); each counts against the one call waiting.
-  auto pool =
-      make_worker_pool({"/bin/sh", "-c", R"(echo x >>"$0/started"; exec sleep 30)", dir_.string()},
-                       1, 0, nullptr, std::chrono::milliseconds(200));
+  worker_options wo;
+  wo.command = {"/bin/sh", "-c", R"(echo x >>"$0/started"; exec sleep 30)", dir_.string()};
+  auto pool = make_worker_pool(wo, 1, nullptr, std::chrono::milliseconds(200));
   registry methods;
   demo::add_methods(methods);
   boost::asio::io_context loop;

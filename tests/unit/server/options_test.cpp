@@ -41,6 +41,25 @@ const std::vector<row>& table() {
        "workers.command is used with workers.isolate only"},
       {"max requests without isolate", [](auto& o) { o.workers.max_requests = 5; },
        "workers.max_requests is used with workers.isolate only"},
+      {"a lifetime without isolate",
+       [](auto& o) { o.workers.max_lifetime = std::chrono::seconds(60); },
+       "workers.max_lifetime is used with workers.isolate only"},
+      {"a memory limit without isolate", [](auto& o) { o.workers.max_memory_bytes = 1 << 30; },
+       "workers.max_memory_bytes is used with workers.isolate only"},
+      {"jitter without max requests",
+       [](auto& o) {
+         o.workers.isolate = true;
+         o.workers.command = {"w"};
+         o.workers.max_requests_jitter = 5;
+       },
+       "workers.max_requests_jitter is used with workers.max_requests only"},
+      {"a negative lifetime",
+       [](auto& o) {
+         o.workers.isolate = true;
+         o.workers.command = {"w"};
+         o.workers.max_lifetime = std::chrono::seconds(-1);
+       },
+       "workers.max_lifetime is negative"},
       {"back-off outside prefork",
        [](auto& o) { o.serving.respawn_backoff = std::chrono::milliseconds(25); },
        "serving.respawn_backoff and serving.respawn_backoff_max are used with serving.mode prefork "
@@ -63,6 +82,16 @@ const std::vector<row>& table() {
          o.workers.isolate = true;
          o.workers.command = {"w"};
          o.workers.max_requests = 5;
+       },
+       ""},
+      {"isolate with every recycling limit",
+       [](auto& o) {
+         o.workers.isolate = true;
+         o.workers.command = {"w"};
+         o.workers.max_requests = 5;
+         o.workers.max_requests_jitter = 5;
+         o.workers.max_lifetime = std::chrono::seconds(60);
+         o.workers.max_memory_bytes = 1 << 30;
        },
        ""},
       // relay
