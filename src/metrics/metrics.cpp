@@ -146,6 +146,34 @@ bool rejection_for_status(int status, rejection& out) noexcept {
   }
 }
 
+void pool_stats::waited(std::chrono::steady_clock::duration d) noexcept {
+  const std::int64_t ns =
+      std::max<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(), 0);
+  waits.fetch_add(1, std::memory_order_relaxed);
+  wait_ns.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
+  const auto* b = std::lower_bound(bucket_ns.begin(), bucket_ns.end(), ns);
+  if (b != bucket_ns.end())
+    wait_buckets[static_cast<std::size_t>(b - bucket_ns.begin())].fetch_add(
+        1, std::memory_order_relaxed);
+}
+
+std::uint64_t own_memory(int pid) noexcept {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
+  std::FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return 0;
+  std::uint64_t kib = 0;
+  char line[256];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long long n = 0;
+    if (std::sscanf(line, "Private_Clean: %llu kB", &n) == 1 ||
+        std::sscanf(line, "Private_Dirty: %llu kB", &n) == 1)
+      kib += n;
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
 void shard::call_finished(protocol p, std::size_t method, outcome o,
                           std::chrono::nanoseconds elapsed) noexcept {
   if (base_ == nullptr) return;
@@ -310,7 +338,39 @@ void store::write_exposition(std::string& out, const process_figures& process) c
   out += "rapidrpc_pool_busy_workers ";
   append_decimal(out, std::max<std::int64_t>(pool_->busy.load(std::memory_order_relaxed), 0));
   out += '\n';
+  family(out, "rapidrpc_pool_wait_seconds", "histogram",
+         "Time pool calls waited for a worker (thread, process or host) to take them.");
+  {
+    const std::uint64_t count = pool_->waits.load(std::memory_order_relaxed);
+    std::uint64_t cumulative = 0;
+    for (std::size_t b = 0; b < bucket_bounds.size(); ++b) {
+      cumulative += pool_->wait_buckets[b].load(std::memory_order_relaxed);
+      out += "rapidrpc_pool_wait_seconds_bucket{le=\"";
+      append_double(out, bucket_bounds[b]);
+      out += "\"} ";
+      append_decimal(out, std::min(cumulative, count));
+      out += '\n';
+    }
+    out += "rapidrpc_pool_wait_seconds_bucket{le=\"+Inf\"} ";
+    append_decimal(out, count);
+    out += "\nrapidrpc_pool_wait_seconds_sum ";
+    append_double(out, static_cast<double>(pool_->wait_ns.load(std::memory_order_relaxed)) / 1e9);
+    out += "\nrapidrpc_pool_wait_seconds_count ";
+    append_decimal(out, count);
+    out += '\n';
+  }
   if (const std::int64_t up = pool_->processes_up.load(std::memory_order_relaxed); up >= 0) {
+    family(out, "rapidrpc_worker_memory_bytes", "gauge",
+           "Memory each worker process holds of its own (unshared), by its slot in the pool.");
+    for (std::size_t i = 0; i < pool_->pids.size(); ++i) {
+      const int pid = pool_->pids[i].load(std::memory_order_relaxed);
+      if (pid <= 0) continue;
+      out += "rapidrpc_worker_memory_bytes{worker=\"";
+      append_decimal(out, static_cast<std::uint64_t>(i));
+      out += "\"} ";
+      append_decimal(out, own_memory(pid));
+      out += '\n';
+    }
     family(out, "rapidrpc_worker_processes_up", "gauge", "Worker processes alive and serving.");
     out += "rapidrpc_worker_processes_up ";
     append_decimal(out, up);

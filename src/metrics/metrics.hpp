@@ -79,6 +79,9 @@ enum class restart_cause : std::uint8_t {
 };
 inline constexpr std::size_t restart_cause_count = 7;
 
+/// How many worker processes' memory a scrape lists (pool_stats::pids).
+inline constexpr std::size_t listed_workers = 256;
+
 /// The worker pool's figures. Written by the pool (the threads that run
 /// pool methods, or the worker processes' thread), read by a scrape.
 struct pool_stats {
@@ -89,11 +92,31 @@ struct pool_stats {
   /// Worker hosts connected and taking calls; -1: not a front of hosts.
   std::atomic<std::int64_t> hosts_up{-1};
   std::array<std::atomic<std::uint64_t>, restart_cause_count> restarts{};
+  /// How long pool calls waited for a worker to take them: counts per
+  /// bucket of bucket_bounds (not cumulative), their number and sum.
+  std::array<std::atomic<std::uint64_t>, bucket_bounds.size()> wait_buckets{};
+  std::atomic<std::uint64_t> waits{0};
+  std::atomic<std::uint64_t> wait_ns{0};
+  /// The process in each slot of a pool of worker processes (0: none), so
+  /// that a scrape reads each one's memory; the first listed_workers slots.
+  std::array<std::atomic<std::int32_t>, listed_workers> pids{};
 
   void restarted(restart_cause c) noexcept {
     restarts[static_cast<std::size_t>(c)].fetch_add(1, std::memory_order_relaxed);
   }
+  /// A pool call waited `d` for a worker.
+  void waited(std::chrono::steady_clock::duration d) noexcept;
+  /// Slot `slot` holds process `pid` now (0: none).
+  void slot(std::size_t slot, int pid) noexcept {
+    if (slot < pids.size()) pids[slot].store(pid, std::memory_order_relaxed);
+  }
 };
+
+/// The memory process `pid` holds of its own, shared with no other process
+/// (Private_Clean and Private_Dirty of /proc/PID/smaps_rollup), in bytes;
+/// 0 if it cannot be read. It walks the process's page tables: about
+/// 0.6 ms for 130 MiB.
+std::uint64_t own_memory(int pid) noexcept;
 
 class store;
 

@@ -144,9 +144,11 @@ namespace detail {
 namespace {
 
 // A pool method on a worker thread, counted as running (not queued) while
-// it runs.
-outcome call_counted(const method& m, array& params, metrics::pool_stats* stats) {
+// it runs, after waiting since `queued`.
+outcome call_counted(const method& m, array& params, metrics::pool_stats* stats,
+                     std::chrono::steady_clock::time_point queued) {
   if (stats == nullptr) return call_method(m, params);
+  stats->waited(std::chrono::steady_clock::now() - queued);
   stats->queued.fetch_sub(1, std::memory_order_relaxed);
   stats->busy.fetch_add(1, std::memory_order_relaxed);
   outcome o = call_method(m, params);
@@ -157,11 +159,15 @@ outcome call_counted(const method& m, array& params, metrics::pool_stats* stats)
 }  // namespace
 
 void thread_runner::run(pool_call c) {
-  if (stats_ != nullptr) stats_->queued.fetch_add(1, std::memory_order_relaxed);
+  std::chrono::steady_clock::time_point queued{};
+  if (stats_ != nullptr) {
+    stats_->queued.fetch_add(1, std::memory_order_relaxed);
+    queued = std::chrono::steady_clock::now();
+  }
   if (c.timeout.count() == 0) {
     boost::asio::post(threads_, [m = c.m, params = std::move(c.params), loop = std::move(c.loop),
-                                 done = std::move(c.done), stats = stats_]() mutable {
-      outcome o = call_counted(*m, params, stats);
+                                 done = std::move(c.done), stats = stats_, queued]() mutable {
+      outcome o = call_counted(*m, params, stats, queued);
       boost::asio::post(
           loop, [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
     });
@@ -174,16 +180,16 @@ void thread_runner::run(pool_call c) {
   timer->async_wait([reply](const boost::system::error_code& ec) {
     if (!ec) reply.fail(call_timeout());
   });
-  boost::asio::post(
-      threads_, [m = c.m, params = std::move(c.params), reply, timer, stats = stats_]() mutable {
-        outcome o = call_counted(*m, params, stats);
-        if (auto* v = std::get_if<value>(&o))
-          reply.reply(std::move(*v));
-        else
-          reply.fail(std::get<fault>(std::move(o)));
-        // The timer belongs to the loop: cancel it there.
-        boost::asio::post(reply.loop(), [timer] { timer->cancel(); });
-      });
+  boost::asio::post(threads_, [m = c.m, params = std::move(c.params), reply, timer, stats = stats_,
+                               queued]() mutable {
+    outcome o = call_counted(*m, params, stats, queued);
+    if (auto* v = std::get_if<value>(&o))
+      reply.reply(std::move(*v));
+    else
+      reply.fail(std::get<fault>(std::move(o)));
+    // The timer belongs to the loop: cancel it there.
+    boost::asio::post(reply.loop(), [timer] { timer->cancel(); });
+  });
 }
 
 void append_call_document(std::string& out, const pool_call& c) {

@@ -124,6 +124,8 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     bool local = false;       // run by the local workers
     bool local_only = false;  // too large for a host
     bool finished = false;    // the caller has its outcome (a timeout may come first)
+    clock::time_point queued = clock::now();  // for the wait figure
+    bool taken = false;                       // sent once (its wait counted)
   };
 
   struct host {
@@ -223,6 +225,8 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       const std::uint64_t id = queue_.front();
       queue_.pop_front();
       job& j = *jobs_.at(id);
+      if (settings_.stats != nullptr && !j.taken) settings_.stats->waited(clock::now() - j.queued);
+      j.taken = true;
       if (local)
         run_local(j);
       else

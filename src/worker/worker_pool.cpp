@@ -40,6 +40,8 @@ using cause = detail::metrics::restart_cause;
 struct job {
   std::string frame;  // the call, framed
   detail::pool_call call;
+  clock::time_point queued = clock::now();  // for the wait figure
+  bool taken = false;                       // a worker has taken it (once counted)
   // Workers it was sent to that died before reading it; or, while no
   // worker was ready, that died before they were.
   unsigned deliveries = 0;
@@ -49,26 +51,6 @@ struct job {
 // one is replaced) before the call fails: more means the workers cannot stay
 // up, and the caller had better hear so.
 constexpr unsigned max_deliveries = 3;
-
-// The memory a process holds of its own (not shared with another:
-// Private_Clean + Private_Dirty of /proc/PID/smaps_rollup), in bytes; 0 if
-// it cannot be read.
-std::uint64_t own_memory(int pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pid);
-  std::FILE* f = std::fopen(path, "re");
-  if (f == nullptr) return 0;
-  std::uint64_t kib = 0;
-  char line[256];
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    unsigned long long n = 0;
-    if (std::sscanf(line, "Private_Clean: %llu kB", &n) == 1 ||
-        std::sscanf(line, "Private_Dirty: %llu kB", &n) == 1)
-      kib += n;
-  }
-  std::fclose(f);
-  return kib * 1024;
-}
 
 // How often a worker's memory is read, at most (after a call).
 constexpr auto memory_read_interval = std::chrono::seconds(1);
@@ -200,6 +182,7 @@ class worker_pool final : public detail::pool_runner {
       return false;
     }
     w.pid = pid;
+    listed(w);
     w.killed = false;
     w.dying = false;
     w.ready = false;
@@ -250,6 +233,8 @@ class worker_pool final : public detail::pool_runner {
       if (w.current || !w.socket || w.dying || !w.ready || leaving(w)) continue;
       w.current = std::move(queue_.front());
       queue_.pop_front();
+      if (stats_ != nullptr && !w.current->taken) stats_->waited(clock::now() - w.current->queued);
+      w.current->taken = true;
       start(w);
     }
     publish();
@@ -268,6 +253,12 @@ class worker_pool final : public detail::pool_runner {
     stats_->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
     stats_->busy.store(busy, std::memory_order_relaxed);
     stats_->processes_up.store(up, std::memory_order_relaxed);
+  }
+
+  // The scrape reads each worker's memory by its slot's process.
+  void listed(const worker& w) {
+    if (stats_ != nullptr)
+      stats_->slot(static_cast<std::size_t>(&w - workers_.data()), std::max(w.pid, 0));
   }
 
   void restarted(detail::metrics::restart_cause why) {
@@ -431,7 +422,7 @@ class worker_pool final : public detail::pool_runner {
       auto now = clock::now();
       if (now - w.memory_read >= memory_read_interval) {
         w.memory_read = now;
-        w.memory = own_memory(w.pid);
+        w.memory = detail::metrics::own_memory(w.pid);
       }
       if (w.memory > max_memory_) return cause::max_memory;
     }
@@ -500,6 +491,7 @@ class worker_pool final : public detail::pool_runner {
     ++w.generation;
     retired_.push_back(w.pid);
     w.pid = -1;
+    listed(w);
     w.ready = false;
     w.vacant = true;
     leaver_ = nullptr;
@@ -571,6 +563,7 @@ class worker_pool final : public detail::pool_runner {
         lines_.say(log_level::error, "worker process %d exited with status %d%s; replacing it",
                    w.pid, WEXITSTATUS(status), when);
       w.pid = -1;
+      listed(w);
     }
     // Counted once the process is gone, with the workers up: a scrape that
     // sees the restart sees the old process no more.

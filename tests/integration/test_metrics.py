@@ -152,6 +152,7 @@ class Exposition(unittest.TestCase):
                      "rapidrpc_calls_in_flight", "rapidrpc_connections_open",
                      "rapidrpc_connections", "rapidrpc_rejections",
                      "rapidrpc_pool_queue_depth", "rapidrpc_pool_busy_workers",
+                     "rapidrpc_pool_wait_seconds",
                      "rapidrpc_worker_restarts", "rapidrpc_received_bytes", "rapidrpc_sent_bytes",
                      "process_cpu_seconds", "process_resident_memory_bytes", "process_open_fds",
                      "process_start_time_seconds"):

@@ -12,6 +12,12 @@
   leaks, under --max-worker-memory), each exactly once or as often as
   provoked, the others at 0, for Python workers (--python) and, where a
   C++ worker can be made to, for --isolate's;
+- rapidrpc_pool_wait_seconds: with one worker (a thread, or a Python
+  worker process) busy for 0.6 s, a second call waits for it: the
+  histogram counts both calls, the second above 0.25 s and the first
+  below, and its sum grows by the second's wait at least;
+- rapidrpc_worker_memory_bytes: a Python worker's own memory, which grows
+  by what a method keeps (48 MiB in three calls);
 - rapidrpc_worker_hosts_up on a front (--worker-listen): 0 without hosts,
   1 and 2 as hosts connect, and back to 1 and 0 as one stops (SIGTERM) and
   the other is killed (SIGKILL).
@@ -33,6 +39,7 @@ import signal
 import subprocess
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 import urllib.request
@@ -486,6 +493,69 @@ class WorkerRestarts(unittest.TestCase):
         d, admin = self.isolate("--max-requests", "3")
         pids = self.max_requests(d, admin, "load", 20)
         self.assertEqual(len(set(pids)), 3, pids)
+
+
+# -- waiting for a worker, and each worker's memory ---------------------------
+
+def waits(admin):
+    """{le: count} of rapidrpc_pool_wait_seconds's buckets, "count" and "sum"."""
+    samples = scrape(admin)
+    out = {dict(k[1])["le"]: v for k, v in samples.items()
+           if k[0] == "rapidrpc_pool_wait_seconds_bucket"}
+    out["count"] = value(samples, "rapidrpc_pool_wait_seconds_count")
+    out["sum"] = value(samples, "rapidrpc_pool_wait_seconds_sum")
+    return out
+
+
+class Saturation(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="rapidrpc-saturation-")
+        self.addCleanup(self.dir.cleanup)
+        with open(os.path.join(self.dir.name, "restarts.py"), "w") as f:
+            f.write(SERVICE)
+
+    def second_call_waits(self, d, admin, spin, *quick):
+        """One call spins 0.6 s on the one worker; a second one, sent once the
+        first is running, waits for it."""
+        before = waits(admin)
+        first = threading.Thread(target=call, args=(d, spin, 0.6))
+        first.start()
+        wait_until(lambda: value(scrape(admin), "rapidrpc_pool_busy_workers") == 1, 10,
+                   "the first call running")
+        self.assertNotIsInstance(call(d, *quick), xmlrpc.client.Fault)
+        first.join(10)
+        after = waits(admin)
+        self.assertEqual(after["count"] - before["count"], 2)
+        self.assertEqual(after["+Inf"] - before["+Inf"], 2)
+        self.assertEqual(after["0.25"] - before["0.25"], 1, "the first call waited, or the second not")
+        self.assertGreaterEqual(after["sum"] - before["sum"], 0.25)
+
+    def test_threads(self):
+        d, admin = start("--workers", "1", "--enable-test-methods")
+        self.addCleanup(d.stop)
+        self.second_call_waits(d, admin, "test.spin", "load", 20)
+
+    def test_python_worker_process(self):
+        d, admin = start("--python", "restarts", "--python-path", self.dir.name, "--workers", "1")
+        self.addCleanup(d.stop)
+        wait_until(lambda: value(scrape(admin), "rapidrpc_worker_processes_up") == 1, 30,
+                   "the worker up")
+        self.second_call_waits(d, admin, "spin", "pid")
+
+    def test_python_worker_memory(self):
+        d, admin = start("--python", "restarts", "--python-path", self.dir.name, "--workers", "1")
+        self.addCleanup(d.stop)
+        wait_until(lambda: value(scrape(admin), "rapidrpc_worker_processes_up") == 1, 30,
+                   "the worker up")
+
+        def memory():
+            return value(scrape(admin), "rapidrpc_worker_memory_bytes", worker="0")
+
+        before = memory()
+        self.assertGreater(before, 1 << 20)
+        for _ in range(3):
+            self.assertNotIsInstance(call(d, "leak", 16), xmlrpc.client.Fault)
+        self.assertGreaterEqual(memory() - before, 48 << 20)
 
 
 # -- worker hosts --------------------------------------------------------------
