@@ -12,7 +12,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include <fcntl.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -575,7 +574,8 @@ class worker_pool final : public detail::pool_runner {
       if (successor_ == nullptr) recycle_next();
     }
     publish();
-    if (stopping_ || w.vacant) return dispatch();
+    if (stopping_) return;
+    if (w.vacant) return dispatch();  // a call handed back goes to a free worker
     // Replaced at once, unless workers keep dying young: then ever more
     // slowly, up to 5 s, so a crash loop does not eat the machine.
     auto delay = worker_respawn.died(w.quick_deaths, w.started, clock::now());
@@ -596,7 +596,7 @@ class worker_pool final : public detail::pool_runner {
   std::uint64_t max_memory_;                // bytes; 0: no limit
   detail::metrics::pool_stats* stats_;      // null: not counted
   std::chrono::milliseconds start_timeout_;
-  std::vector<int> retired_;  // processes retired by max_requests_, not yet reaped
+  std::vector<int> retired_;  // processes replaced by recycling, not yet reaped
   net::io_context io_{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
