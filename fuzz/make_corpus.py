@@ -17,9 +17,7 @@ leaves them alone. Output is deterministic (gzip mtime 0).
 """
 import datetime
 import gzip
-import os
 import pathlib
-import shutil
 import socket
 import struct
 import threading
