@@ -13,9 +13,9 @@
   provoked, the others at 0, for Python workers (--python) and, where a
   C++ worker can be made to, for --isolate's;
 - rapidrpc_pool_wait_seconds: with one worker (a thread, or a Python
-  worker process) busy for 0.6 s, a second call waits for it: the
-  histogram counts both calls, the second above 0.25 s and the first
-  below, and its sum grows by the second's wait at least;
+  worker process) busy for 2.5 s, a second call waits for it: the
+  histogram counts both calls, the second above 1 s and the first below,
+  and its sum grows by 1 s at least;
 - rapidrpc_worker_memory_bytes: a Python worker's own memory, which grows
   by what a method keeps (48 MiB in three calls);
 - rapidrpc_worker_hosts_up on a front (--worker-listen): 0 without hosts,
@@ -515,10 +515,10 @@ class Saturation(unittest.TestCase):
             f.write(SERVICE)
 
     def second_call_waits(self, d, admin, spin, *quick):
-        """One call spins 0.6 s on the one worker; a second one, sent once the
+        """One call spins 2.5 s on the one worker; a second one, sent once the
         first is running, waits for it."""
         before = waits(admin)
-        first = threading.Thread(target=call, args=(d, spin, 0.6))
+        first = threading.Thread(target=call, args=(d, spin, 2.5))
         first.start()
         wait_until(lambda: value(scrape(admin), "rapidrpc_pool_busy_workers") == 1, 10,
                    "the first call running")
@@ -527,8 +527,8 @@ class Saturation(unittest.TestCase):
         after = waits(admin)
         self.assertEqual(after["count"] - before["count"], 2)
         self.assertEqual(after["+Inf"] - before["+Inf"], 2)
-        self.assertEqual(after["0.25"] - before["0.25"], 1, "the first call waited, or the second not")
-        self.assertGreaterEqual(after["sum"] - before["sum"], 0.25)
+        self.assertEqual(after["1"] - before["1"], 1, "the first call waited, or the second not")
+        self.assertGreaterEqual(after["sum"] - before["sum"], 1.0)
 
     def test_threads(self):
         d, admin = start("--workers", "1", "--enable-test-methods")
