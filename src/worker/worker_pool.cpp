@@ -278,6 +278,7 @@ class worker_pool final : public detail::pool_runner {
         w.current.reset();
         w.killed = true;
         w.dying = true;
+        publish();
         lines_.say(log_level::warning, "worker process %d ran past its call's timeout; killing it",
                    w.pid);
         ::kill(w.pid, SIGUSR1);
@@ -358,7 +359,8 @@ class worker_pool final : public detail::pool_runner {
     read_answer(w);
     if (&w == successor_) {
       successor_ = nullptr;  // the one it replaces leaves now, or after its call
-      if (leaver_ != nullptr && !leaver_->current) leave(*leaver_);
+      // One being killed past its call's timeout is left to that (lost()).
+      if (leaver_ != nullptr && !leaver_->current && !leaver_->dying) leave(*leaver_);
       if (leaver_ == nullptr) recycle_next();
     } else {
       consider(w);  // its lifetime may have ended while it started

@@ -9,18 +9,26 @@ Python workers (--python) and C++ ones (--isolate). Each run checks:
 - one replacement at a time: the daemon says "worker process A ...;
   starting its successor" and "worker process A left" strictly in turn;
 - with jitter, the limits spread: each replacement's line gives its limit,
-  all within --max-requests .. --max-requests + jitter, not all the same.
+  all within --max-requests .. --max-requests + jitter, not all the same;
+- among crashes and calls past --method-timeout, every call gets its own
+  answer and every worker killed is counted under its own cause, however
+  a replacement under way meets it.
 (--max-worker-memory and each cause's count: test_metrics_counts.)
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
+import collections
 import json
 import os
+import random
 import re
 import subprocess
 import tempfile
 import threading
 import time
 import unittest
+import urllib.request
+
+import xmlrpc.client
 
 from harness import HOST, Daemon, daemon_path, main, wait_until
 
@@ -153,6 +161,62 @@ class Recycling(unittest.TestCase):
             d = self.start(1, "--python", "slow", "--python-path", folder,
                            "--max-worker-lifetime", "0.3")
             wait_until(lambda: len(self.replacements(d)) >= 2, 15, "two replacements")
+
+
+    def test_recycling_among_crashes_and_timeouts(self):
+        d = self.start(3, "--python", "service", "--python-path", SERVICE_DIR,
+                       "--max-requests", "10", "--max-requests-jitter", "10",
+                       "--max-worker-lifetime", "0.4", "--method-timeout", "0.3")
+        answers = collections.Counter()
+        wrong = []
+
+        def client(seed):
+            rnd = random.Random(seed)
+            p = xmlrpc.client.ServerProxy(d.url)
+            end = time.monotonic() + 8
+            while time.monotonic() < end:
+                k = rnd.random()
+                try:
+                    if k < 0.96:
+                        a = rnd.randint(0, 1000)
+                        got = p.add(a, 1)
+                        answers["add"] += 1
+                        if got != a + 1:
+                            wrong.append((a, got))
+                    elif k < 0.98:
+                        p.crash()
+                        wrong.append("crash answered")
+                    else:
+                        p.spin(1.0)
+                        wrong.append("spin answered within its timeout")
+                except xmlrpc.client.Fault as f:
+                    answers[f.faultCode] += 1
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(wrong, [])
+        self.assertGreater(answers[-32603], 0)
+        self.assertGreater(answers[-32001], 0)
+
+        def restarts(cause):
+            with urllib.request.urlopen(f"http://{HOST}:{d.admin_port()}/metrics",
+                                        timeout=10) as r:
+                text = r.read().decode()
+            m = re.search(rf'^rapidrpc_worker_restarts_total{{cause="{cause}"}} (\d+)$', text,
+                          re.M)
+            return int(m.group(1))
+
+        # Each crash and each runaway killed is counted once, as itself.
+        wait_until(lambda: restarts("timeout") == answers[-32001], 10,
+                   f"{answers[-32001]} restarts for a timeout")
+        self.assertEqual(restarts("crash"), answers[-32603])
+        log = d.stderr_text(limit=10**7)
+        self.assertEqual(log.count("ran past its call's timeout"), answers[-32001])
+        self.assertGreater(len(BEGIN_RE.findall(log)), 0, "no replacement under way")
+        wait_until(lambda: d.metric("rapidrpc_worker_processes_up") == 3, 10, "3 workers up")
 
 
 if __name__ == "__main__":
