@@ -341,15 +341,18 @@ class Daemon:
                 return int(m.group(1).rsplit(b":", 1)[1])
         raise DaemonError(f"rapidrpcd printed no admin line\n{self.diagnostics()}")
 
-    def metric(self, name):
-        """The value of the unlabelled sample `name` on the admin listener's
-        /metrics (the daemon started with --admin)."""
+    def metric(self, name, **labels):
+        """The value of the sample `name` with `labels` (none: the unlabelled
+        one) on the admin listener's /metrics (the daemon started with
+        --admin)."""
         c = http.client.HTTPConnection(HOST, self.admin_port(), timeout=RAW_TIMEOUT)
         try:
             c.request("GET", "/metrics")
             text = c.getresponse().read().decode()
         finally:
             c.close()
+        if labels:
+            name += "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
         m = re.search(rf"^{re.escape(name)} (\S+)$", text, re.M)
         if m is None:
             raise AssertionError(f"no sample {name} on /metrics:\n{text}")

@@ -367,14 +367,19 @@ def call(d, method, *params):
             return f
 
 
-class WorkerRestarts(unittest.TestCase):
-    """One worker process, so that every restart is of the one we provoke."""
+class ServiceTestCase(unittest.TestCase):
+    """A test with SERVICE as the module restarts.py in a folder of its own
+    (self.dir.name)."""
 
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="rapidrpc-restarts-")
         self.addCleanup(self.dir.cleanup)
         with open(os.path.join(self.dir.name, "restarts.py"), "w") as f:
             f.write(SERVICE)
+
+
+class WorkerRestarts(ServiceTestCase):
+    """One worker process, so that every restart is of the one we provoke."""
 
     def python(self, *args):
         d, admin = start("--python", "restarts", "--python-path", self.dir.name,
@@ -507,13 +512,7 @@ def waits(admin):
     return out
 
 
-class Saturation(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory(prefix="rapidrpc-saturation-")
-        self.addCleanup(self.dir.cleanup)
-        with open(os.path.join(self.dir.name, "restarts.py"), "w") as f:
-            f.write(SERVICE)
-
+class Saturation(ServiceTestCase):
     def second_call_waits(self, d, admin, spin, *quick):
         """One call spins 2.5 s on the one worker; a second one, sent once the
         first is running, waits for it."""

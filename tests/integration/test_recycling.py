@@ -26,8 +26,6 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.request
-
 import xmlrpc.client
 
 from harness import HOST, Daemon, daemon_path, main, wait_until
@@ -202,12 +200,7 @@ class Recycling(unittest.TestCase):
         self.assertGreater(answers[-32001], 0)
 
         def restarts(cause):
-            with urllib.request.urlopen(f"http://{HOST}:{d.admin_port()}/metrics",
-                                        timeout=10) as r:
-                text = r.read().decode()
-            m = re.search(rf'^rapidrpc_worker_restarts_total{{cause="{cause}"}} (\d+)$', text,
-                          re.M)
-            return int(m.group(1))
+            return d.metric("rapidrpc_worker_restarts_total", cause=cause)
 
         # Each crash and each runaway killed is counted once, as itself.
         wait_until(lambda: restarts("timeout") == answers[-32001], 10,
