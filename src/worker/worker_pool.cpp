@@ -526,25 +526,6 @@ class worker_pool final : public detail::pool_runner {
                       : w.killed ? cause::protocol
                       : idle     ? cause::idle_death
                                  : cause::crash;
-    // A worker that died before it was ready, while no other is: the
-    // first call waiting counts it, as a call counts the workers that die
-    // before reading it, so that the caller hears when workers cannot start.
-    if (!w.ready && !queue_.empty() &&
-        std::none_of(workers_.begin(), workers_.end(),
-                     [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
-        ++queue_.front()->deliveries >= max_deliveries) {
-      finish(*queue_.front(),
-             fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
-      queue_.pop_front();
-    }
-    if (w.current && !started && ++w.current->deliveries < max_deliveries) {
-      queue_.push_front(std::move(w.current));
-    } else if (w.current) {
-      finish(*w.current, fault(fault_code::internal_error,
-                               started ? "internal error: the worker process running this call died"
-                                       : "internal error: the worker processes keep dying"));
-      w.current.reset();
-    }
     if (w.timer) w.timer->cancel();
     boost::system::error_code ec;
     if (w.socket) w.socket->close(ec);
@@ -566,9 +547,29 @@ class worker_pool final : public detail::pool_runner {
       w.pid = -1;
       listed(w);
     }
-    // Counted once the process is gone, with the workers up: a scrape that
-    // sees the restart sees the old process no more.
+    // Counted once the process is gone and before the caller hears: a
+    // scrape that sees the restart sees the old process no more, and one
+    // after the caller's fault sees the restart.
     restarted(why);
+    // A worker that died before it was ready, while no other is: the
+    // first call waiting counts it, as a call counts the workers that die
+    // before reading it, so that the caller hears when workers cannot start.
+    if (!w.ready && !queue_.empty() &&
+        std::none_of(workers_.begin(), workers_.end(),
+                     [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
+        ++queue_.front()->deliveries >= max_deliveries) {
+      finish(*queue_.front(),
+             fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
+      queue_.pop_front();
+    }
+    if (w.current && !started && ++w.current->deliveries < max_deliveries) {
+      queue_.push_front(std::move(w.current));
+    } else if (w.current) {
+      finish(*w.current, fault(fault_code::internal_error,
+                               started ? "internal error: the worker process running this call died"
+                                       : "internal error: the worker processes keep dying"));
+      w.current.reset();
+    }
     if (&w == leaver_) {  // being replaced: its successor takes its place
       leaver_ = nullptr;
       w.vacant = true;
