@@ -107,6 +107,14 @@ struct worker_options {
   /// the worker protocol (rapidrpc/worker.hpp); rapidrpc::serve_worker()
   /// implements the worker side. rapidrpcd passes itself with --worker.
   std::vector<std::string> command;
+  /// With `isolate`: `command`, with "--warm-parent" appended, starts one
+  /// process, the warm parent, which loads the methods' code once and then
+  /// forks each worker process on request (the fork-server protocol,
+  /// rapidrpc/worker.hpp): a worker starts in milliseconds and shares the
+  /// parent's memory. rapidrpcd's Python worker program is one
+  /// (rapidrpcd --python sets it). If the parent dies, its workers die with
+  /// it and another parent starts.
+  bool warm_parent = false;
   /// With `isolate`, recycling: a worker process past one of these limits
   /// is replaced between calls, one worker at a time. Its successor starts
   /// first, while it serves on; once the successor is ready, it takes no

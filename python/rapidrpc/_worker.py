@@ -5,14 +5,20 @@ program runs the Python methods, one call at a time, in a worker process of
 its pool (docs/python.md). Standard library only, so it runs on the
 system's python3 as it is.
 
-    _worker.py --module MODULE[:HOOK] [--path DIR]... --describe
+    _worker.py --module MODULE[:HOOK] [--path DIR]... --describe [--warm-parent]
         prints the method table (an XML-RPC methodResponse holding an array
         of structs: name, help, signature, params, min, max) and exits; an
-        import error exits with status 3 and its traceback on stderr.
+        import error exits with status 3 and its traceback on stderr, and
+        so, with --warm-parent, does a module whose import started threads
+        (the workers forked from it would run without them).
     _worker.py --module MODULE[:HOOK] [--path DIR]...
         serves the worker protocol on descriptor 3: each message is a
         4-byte big-endian length and an XML-RPC document; a methodCall in,
         one methodResponse out; end of stream ends the process.
+    _worker.py --module MODULE[:HOOK] [--path DIR]... --warm-parent
+        imports the module once and forks the workers, each serving the
+        worker protocol as above; descriptor 3 is a SOCK_SEQPACKET socket
+        speaking the fork-server protocol (serve_forks()).
 
 The methods: without HOOK, the module's public functions (defined in it,
 not imported, and not starting with "_"); with HOOK, what HOOK(server)
@@ -21,17 +27,21 @@ decorator, and register_instance).
 """
 
 import argparse
-import asyncio
 import base64
 import datetime
 import faulthandler
+import gc
 import importlib
 import inspect
 import os
 import re
+import select
+import selectors
 import signal
+import socket
 import struct
 import sys
+import time
 import traceback
 import typing
 import xmlrpc.client
@@ -382,6 +392,7 @@ class Worker:
             result = f(*params)
             if inspect.isawaitable(result):
                 if self.loop is None:
+                    import asyncio  # here: a worker without async methods is smaller
                     self.loop = asyncio.new_event_loop()
                 result = self.loop.run_until_complete(result)
         except xmlrpc.client.Fault as f_:
@@ -448,24 +459,165 @@ def serve_frames(worker, fd):
 
 
 def die_with_host(fd):
-    """SIGKILL this worker when the host goes (a busy worker would not see
-    its socket close until its call ends). Linux's PR_SET_PDEATHSIG.
+    """SIGKILL this process when the host goes (a busy worker would not see
+    its socket close until its call ends).
 
     The host is the process that made `fd`, one end of a socket pair
     (SO_PEERCRED), not our parent now: a host killed while this interpreter
     started has left us to another parent already, which getppid() would
     take for the host."""
-    import socket
     with socket.socket(fileno=os.dup(fd)) as s:
         host = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                 struct.calcsize("3i")))[0]
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != host:  # the host went before the call took effect
+    die_with_parent(host)
+
+
+_prctl = None
+
+
+def load_prctl():
+    """libc's prctl(), or False where there is none; loaded once, in the
+    parent, rather than in each forked worker."""
+    global _prctl
+    if _prctl is None:
+        try:
+            import ctypes
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            _prctl = False
+    return _prctl
+
+
+def die_with_parent(parent, sig=signal.SIGKILL):
+    """`sig` to this process when `parent`, the process that started it,
+    ends (Linux's PR_SET_PDEATHSIG, which fires when the thread that forked
+    it ends); if `parent` is gone already, exit now."""
+    prctl = load_prctl()
+    if prctl:
+        prctl(1, int(sig))  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it went before the call took effect
         os._exit(1)
+
+
+def flush_std():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            if f is not None:
+                f.flush()
+        except Exception:  # noqa: BLE001 - a closed or broken stream
+            pass
+
+
+def fork_worker(serve, close=()):
+    """Forks a worker process from this one, its warm parent: the way both
+    `rapidrpcd --python`'s warm parent (serve_forks()) and the drop-in's
+    workers=N start a worker. The objects this process holds are frozen
+    first (gc.freeze()), so that the worker's collections leave the pages it
+    shares with its parent alone. The worker closes the descriptors `close`
+    (its parent's own), dies with its parent, prints its Python stack on a
+    crash and on SIGUSR1 (faulthandler), ignores Ctrl-C (its parent decides
+    when it ends), runs serve() and exits with the status that returns, 1
+    if it raises, without running the parent's atexit handlers. Returns
+    (pid, pidfd) in the parent; never returns in the worker."""
+    parent = os.getpid()
+    load_prctl()
+    gc.freeze()
+    flush_std()  # what is buffered is printed once, not once per process
+    pid = os.fork()
+    if pid:
+        return pid, os.pidfd_open(pid)
+    status = 1
+    try:
+        for fd in close:
+            os.close(fd)
+        die_with_parent(parent)
+        faulthandler.enable()
+        faulthandler.register(signal.SIGUSR1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        status = serve()
+    except BaseException:  # noqa: BLE001 - reported; the parent replaces it
+        traceback.print_exc()
+    finally:
+        flush_std()
+        os._exit(status)
+
+
+# The most a worker that has been told to stop (its socket closed) gets to
+# leave when its warm parent ends, before it goes with it.
+LEAVE_SECONDS = 2.0
+
+
+def serve_forks(worker, fd):
+    """The warm parent: forks the workers, each with `worker` (the module
+    imported once, here), on the host's request. The fork-server protocol,
+    on `fd`, a SOCK_SEQPACKET socket: this process says "R" once it can
+    fork; the host sends "F" with a descriptor, and this process forks a
+    worker that serves the worker protocol on it (serve()) and answers
+    "P<pid>" with the worker's pidfd; when a worker ends, this process
+    reaps it and says "X<pid> <wait status>". End of stream ends it; its
+    workers, whose sockets the host has closed, get LEAVE_SECONDS to leave,
+    and then leave with it (PR_SET_PDEATHSIG). Returns the exit status."""
+    control = socket.socket(fileno=fd)
+    children = {}  # pidfd -> pid
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        try:
+            control.send(b"R")
+            while True:
+                for key, _ in selector.select():
+                    if key.fd == fd:
+                        message, fds, _, _ = socket.recv_fds(control, 16, 1)
+                        if not message:
+                            return leave(children)
+                        if message != b"F" or len(fds) != 1:
+                            for f in fds:
+                                os.close(f)
+                            print("rapidrpc warm parent: the host sent %r; ending" % message,
+                                  file=sys.stderr)
+                            return 1
+                        pid, pidfd = fork_worker(
+                            lambda: serve_forked(worker, fds[0]),
+                            [fd, selector.fileno(), *children])
+                        os.close(fds[0])
+                        children[pidfd] = pid
+                        selector.register(pidfd, selectors.EVENT_READ)
+                        socket.send_fds(control, [b"P%d" % pid], [pidfd])
+                    else:
+                        pid = children.pop(key.fd)
+                        selector.unregister(key.fd)
+                        os.close(key.fd)
+                        _, status = os.waitpid(pid, 0)
+                        control.send(b"X%d %d" % (pid, status))
+        except (BrokenPipeError, ConnectionResetError):
+            return leave(children)
+
+
+def serve_forked(worker, fd):
+    """A forked worker: serves on descriptor 3, as a worker the host starts
+    itself (the parent's socket there is closed)."""
+    gc.enable()  # the parent imported without it (main())
+    if fd != 3:
+        os.dup2(fd, 3)
+        os.close(fd)
+    return serve(worker, 3)
+
+
+def leave(children):
+    deadline = time.monotonic() + LEAVE_SECONDS
+    for pidfd, pid in children.items():
+        left = deadline - time.monotonic()
+        if left > 0 and select.select([pidfd], [], [], left)[0]:
+            os.waitpid(pid, 0)
+    return 0
+
+
+def started_threads():
+    """The Python threads running besides this one (the module's import
+    started them)."""
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return []
+    return [t.name for t in threading.enumerate() if t is not threading.main_thread()]
 
 
 def main():
@@ -473,7 +625,13 @@ def main():
     p.add_argument("--module", required=True, help="MODULE or MODULE:HOOK")
     p.add_argument("--path", action="append", default=[], help="added to sys.path (repeatable)")
     p.add_argument("--describe", action="store_true", help="print the method table and exit")
+    p.add_argument("--warm-parent", action="store_true",
+                   help="fork the workers from this process (descriptor 3: serve_forks())")
     args = p.parse_args()
+    if args.warm_parent:
+        # Nothing collected while the module is imported leaves no freed
+        # holes in the pages its workers share; they collect (serve_forked()).
+        gc.disable()
     # A crash (segfault, abort) prints the Python stack first; so does
     # SIGUSR1, which the host may send a runaway before it kills it.
     faulthandler.enable()
@@ -484,12 +642,22 @@ def main():
         print(f"rapidrpc: cannot load the Python methods of {args.module}:", file=sys.stderr)
         traceback.print_exc()
         return 3
+    if args.warm_parent and started_threads():
+        names = ", ".join(started_threads())
+        print(f"rapidrpc: {args.module} started threads when imported ({names}): the workers "
+              "are forked from the one process that imports it, and a fork copies no thread. "
+              "Start them in the worker (on its first call), or serve with "
+              "--python-spawn-workers (each worker imports the module itself).",
+              file=sys.stderr)
+        return 3
     if args.describe:
         sys.stdout.buffer.write(describe(methods))
         return 0
     # Ctrl-C goes to the whole process group; the host decides when workers end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_host(3)
+    if args.warm_parent:
+        return serve_forks(Worker(methods), 3)
     return serve(Worker(methods), 3)
 
 

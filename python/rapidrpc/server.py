@@ -25,8 +25,6 @@ serving process's pid (docs/design.md, "The relay"). docs/python.md says
 what still differs from the standard library.
 """
 
-import ctypes
-import faulthandler
 import io
 import os
 import queue
@@ -50,6 +48,8 @@ from xmlrpc.server import (CGIXMLRPCRequestHandler, DocCGIXMLRPCRequestHandler,
                            DocXMLRPCRequestHandler, ServerHTMLDoc, SimpleXMLRPCDispatcher,
                            SimpleXMLRPCRequestHandler, XMLRPCDocGenerator, list_public_methods,
                            resolve_dotted_attribute)
+
+from rapidrpc._worker import die_with_parent, fork_worker, load_prctl
 
 __all__ = [
     "SimpleXMLRPCServer", "MultiPathXMLRPCServer", "DocXMLRPCServer",
@@ -78,7 +78,6 @@ INTERNAL_ERROR = -32603
 # workers=N: a process that lived less than this is replaced this much later,
 # so a script that fails at once does not fork in a loop.
 RESPAWN_SECONDS = 1.0
-PR_SET_PDEATHSIG = 1
 # The handler's fast way (_answer_plainly): the most of a relayed request it
 # takes at once, and the most header lines (http.client's limit is 100).
 PLAIN_REQUEST_MAX = 65536
@@ -317,32 +316,9 @@ def _daemon_environment():
             if k not in ("NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES")}
 
 
-_prctl = None
-
-
-def _load_prctl():
-    global _prctl
-    if _prctl is None:
-        try:
-            _prctl = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError):
-            _prctl = False
-    return _prctl
-
-
-def _die_with_parent(parent, sig):
-    """Linux sends `sig` to this process when the thread that forked it
-    ends (PR_SET_PDEATHSIG); if `parent` is gone already, exit now."""
-    prctl = _load_prctl()
-    if prctl:
-        prctl(PR_SET_PDEATHSIG, int(sig))
-    if os.getppid() != parent:
-        os._exit(1)
-
-
 def _dying_with(parent, sig):
-    _load_prctl()  # here, not in the child
-    return lambda: _die_with_parent(parent, sig)
+    load_prctl()  # here, not in the child
+    return lambda: die_with_parent(parent, sig)
 
 
 # rapidrpcd is started from one thread that lives as long as the process:
@@ -715,42 +691,23 @@ class _Relayed:
             self._stop_workers(children)
 
     def _fork_worker(self, children, selector):
-        parent = os.getpid()
-        _flush_std()  # what is buffered is printed once, not once per process
-        pid = os.fork()
-        if pid == 0:
-            self._worker_main(parent, children, selector)
-        pidfd = os.pidfd_open(pid)
+        pid, pidfd = fork_worker(self._worker_main,
+                                 [selector.fileno(), *(fd for fd, _ in children.values())])
         children[pid] = (pidfd, time.monotonic())
         selector.register(pidfd, selectors.EVENT_READ, pid)
 
-    def _worker_main(self, parent, children, selector):
-        """A process of workers=N: never returns into the script."""
-        status = 1
-        try:
-            selector.close()
-            for pidfd, _ in children.values():
-                os.close(pidfd)
-            _die_with_parent(parent, signal.SIGKILL)
-            # A crash prints the Python stack, and so does the SIGUSR1
-            # rapidrpcd sends a runaway (method_timeout) before its SIGKILL.
-            faulthandler.enable()
-            faulthandler.register(signal.SIGUSR1)
-            # Ctrl-C is the script's: it stops the workers with SIGTERM,
-            # which lets the call in flight finish.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, self._worker_stop)
-            # The processes accept from one listener: one that finds the
-            # connection taken goes back to waiting rather than block.
-            if self.socket.gettimeout() is None:
-                self.socket.setblocking(False)
-            self._loop(0.5, None)
-            status = 0
-        except BaseException:  # noqa: BLE001 - reported; the parent replaces it
-            traceback.print_exc()
-        finally:
-            _flush_std()
-            os._exit(status)
+    def _worker_main(self):
+        """A process of workers=N (fork_worker() runs it): serves as
+        _loop() does until SIGTERM, never returning into the script."""
+        # Ctrl-C is the script's: it stops the workers with SIGTERM, which
+        # lets the call in flight finish.
+        signal.signal(signal.SIGTERM, self._worker_stop)
+        # The processes accept from one listener: one that finds the
+        # connection taken goes back to waiting rather than block.
+        if self.socket.gettimeout() is None:
+            self.socket.setblocking(False)
+        self._loop(0.5, None)
+        return 0
 
     def _worker_stop(self, signum, frame):
         self._BaseServer__shutdown_request = True
@@ -831,15 +788,6 @@ class DocXMLRPCServer(_Relayed, _StdDocXMLRPCServer):
     of rapidrpc.SimpleXMLRPCServer too)."""
 
     _default_handler = DocXMLRPCRequestHandler
-
-
-def _flush_std():
-    for f in (sys.stdout, sys.stderr):
-        try:
-            if f is not None:
-                f.flush()
-        except Exception:  # noqa: BLE001 - a closed or broken stream
-            pass
 
 
 def _kill(pid, sig):

@@ -82,6 +82,8 @@ refusal check_workers(const check_context& n) {
            ", the command that starts one worker";
   if (!w.isolate && !w.command.empty())
     return n("workers.command") + " is used with " + n("workers.isolate") + " only";
+  if (!w.isolate && w.warm_parent)
+    return n("workers.warm_parent") + " is used with " + n("workers.isolate") + " only";
   if (!w.isolate && w.max_requests != 0)
     return n("workers.max_requests") + " is used with " + n("workers.isolate") + " only";
   if (!w.isolate && w.max_lifetime.count() != 0)

@@ -1,6 +1,7 @@
 #include "worker/worker_pool.hpp"
 
 #include "worker/frame.hpp"
+#include "worker/warm_parent.hpp"
 
 #include <rapidrpc/server_options.hpp>
 #include <rapidrpc/worker.hpp>
@@ -69,7 +70,16 @@ class worker_pool final : public detail::pool_runner {
         workers_(count + 1) {
     if (command_.empty()) throw std::invalid_argument("isolate needs a worker_command");
     workers_.back().vacant = true;  // where a successor starts (recycle())
-    for (unsigned i = 0; i < count; ++i) spawn(workers_[i]);
+    if (o.warm_parent) {
+      // The workers are forked once the parent is ready (parent_up()). It
+      // starts on the pool's thread, which lives as long as the pool: a
+      // process dies with the thread that started it (PR_SET_PDEATHSIG).
+      parent_.emplace(io_, command_, start_timeout_, lines_, [this](bool up) { parent_up(up); });
+      for (unsigned i = 0; i < count; ++i) workers_[i].awaiting = true;
+      net::post(io_, [this] { parent_->start(); });
+    } else {
+      for (unsigned i = 0; i < count; ++i) spawn(workers_[i]);
+    }
     publish();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -82,7 +92,7 @@ class worker_pool final : public detail::pool_runner {
         // A call still running has outlived the drain deadline (its
         // connection is cut off), or a runaway is being killed: its worker is
         // killed now, not after the grace the idle ones get to leave.
-        if ((w.current || w.dying) && w.pid > 0) ::kill(w.pid, SIGKILL);
+        if (w.current || w.dying) signal(w, SIGKILL);
         w.current.reset();
         w.timer.reset();
         w.lifetime_timer.reset();
@@ -90,14 +100,27 @@ class worker_pool final : public detail::pool_runner {
         if (w.socket) w.socket->close(ec);  // the worker sees end of stream and exits
         w.socket.reset();
       }
+      // Its idle workers see end of stream and leave, and it with them.
+      if (parent_) parent_->stop();
       work_.reset();
     });
     thread_.join();
     // Idle workers leave on end of stream; one that does not is killed.
+    // A warm parent's workers were its own to wait for.
     auto deadline = clock::now() + std::chrono::seconds(2);
-    std::vector<int> pids(retired_.begin(), retired_.end());
-    for (auto& w : workers_)
-      if (w.pid > 0) pids.push_back(w.pid);
+    std::vector<int> pids;
+    for (auto& r : retired_) {
+      if (r.pidfd >= 0)
+        ::close(r.pidfd);
+      else
+        pids.push_back(r.pid);
+    }
+    for (auto& w : workers_) {
+      if (w.pidfd >= 0)
+        ::close(w.pidfd);
+      else if (w.pid > 0)
+        pids.push_back(w.pid);
+    }
     for (int pid : pids) {
       while (::waitpid(pid, nullptr, WNOHANG) == 0) {
         if (clock::now() > deadline) {
@@ -130,6 +153,7 @@ class worker_pool final : public detail::pool_runner {
  private:
   struct worker {
     int pid = -1;
+    int pidfd = -1;  // a warm parent's worker: its handle (warm_parent.hpp)
     std::optional<net::local::stream_protocol::socket> socket;
     std::unique_ptr<job> current;
     std::unique_ptr<net::steady_timer> timer;
@@ -145,6 +169,7 @@ class worker_pool final : public detail::pool_runner {
     std::uint64_t memory = 0;         // what it held of its own then
     bool lifetime_over = false;       // past its max_lifetime
     bool vacant = false;              // a spare slot, no process: a successor starts here
+    bool awaiting = false;            // no process: one is forked once the warm parent is ready
     bool ready = false;               // it said so (an empty frame): calls may go to it
     bool written = false;             // the current call is all in the socket
     bool peer_gone = false;           // its stream ended before that: the write decides
@@ -157,30 +182,38 @@ class worker_pool final : public detail::pool_runner {
               [done = std::move(j.call.done), o = std::move(o)]() mutable { done(std::move(o)); });
   }
 
-  // Starts a worker process in slot `w`; false if it cannot be started.
+  // Starts a worker process in slot `w` (forked by the warm parent once it
+  // is ready, with one); false if it cannot be started.
   bool spawn(worker& w) {
+    w.awaiting = false;
+    if (parent_ && !parent_->ready()) {
+      w.awaiting = true;
+      w.vacant = false;
+      return true;
+    }
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
       lines_.say(log_level::error, "cannot start a worker: socketpair: %s", std::strerror(errno));
       return false;
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);   // dup2 clears close-on-exec
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
-    std::vector<char*> argv;
-    for (auto& a : command_) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    int pidfd = -1;
     pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(sv[1]);
-    if (rc != 0) {
-      lines_.say(log_level::error, "cannot start worker %s: %s", argv[0], std::strerror(rc));
-      ::close(sv[0]);
+    if (parent_) {
+      auto child = parent_->fork(sv[1]);
+      ::close(sv[1]);
+      if (!child) {  // the parent is being replaced: this one is forked by the next
+        ::close(sv[0]);
+        w.awaiting = true;
+        w.vacant = false;
+        return true;
+      }
+      pid = child->pid;
+      pidfd = child->pidfd;
+    } else if (!spawn_process(sv, pid)) {
       return false;
     }
     w.pid = pid;
+    w.pidfd = pidfd;
     listed(w);
     w.killed = false;
     w.dying = false;
@@ -224,6 +257,65 @@ class worker_pool final : public detail::pool_runner {
       lost(w);
     });
     return true;
+  }
+
+  // Runs the worker command with `sv[1]` as its descriptor 3.
+  bool spawn_process(int sv[2], pid_t& pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);   // dup2 clears close-on-exec
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
+    std::vector<char*> argv;
+    for (auto& a : command_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(sv[1]);
+    if (rc != 0) {
+      lines_.say(log_level::error, "cannot start worker %s: %s", argv[0], std::strerror(rc));
+      ::close(sv[0]);
+      return false;
+    }
+    return true;
+  }
+
+  // The warm parent is ready (`up`), or it died, and its workers with it.
+  void parent_up(bool up) {
+    if (stopping_) return;
+    if (up) {
+      for (auto& w : workers_)
+        if (w.awaiting) spawn(w);
+    } else if (!queue_.empty() &&
+               std::none_of(workers_.begin(), workers_.end(),
+                            [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
+               ++queue_.front()->deliveries >= max_deliveries) {
+      // As a worker that dies before it is ready (lost()).
+      finish(*queue_.front(),
+             fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
+      queue_.pop_front();
+    }
+    dispatch();
+  }
+
+  // Sends `w`'s process signal `sig`.
+  static void signal(const worker& w, int sig) {
+    if (w.pidfd >= 0)
+      detail::warm_parent::signal({w.pid, w.pidfd}, sig);
+    else if (w.pid > 0)
+      ::kill(w.pid, sig);
+  }
+
+  // Waits for `w`'s process to end (it has been killed, or has died): its
+  // wait status, if known (a warm parent that has gone took it along).
+  std::optional<int> reap(worker& w) {
+    if (w.pidfd >= 0) {
+      detail::forked_child child{w.pid, w.pidfd};
+      w.pidfd = -1;
+      return parent_->wait(child);
+    }
+    int status = 0;
+    ::waitpid(w.pid, &status, 0);
+    return status;
   }
 
   void dispatch() {
@@ -281,11 +373,11 @@ class worker_pool final : public detail::pool_runner {
         publish();
         lines_.say(log_level::warning, "worker process %d ran past its call's timeout; killing it",
                    w.pid);
-        ::kill(w.pid, SIGUSR1);
+        signal(w, SIGUSR1);
         auto grace = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(200));
         grace->async_wait([this, &w, gen, grace](const boost::system::error_code&) {
           if (gen != w.generation) return;  // it ended already
-          ::kill(w.pid, SIGKILL);
+          signal(w, SIGKILL);
           lost(w);
         });
       });
@@ -490,24 +582,34 @@ class worker_pool final : public detail::pool_runner {
     if (w.timer) w.timer->cancel();
     w.lifetime_timer.reset();
     ++w.generation;
-    retired_.push_back(w.pid);
+    retired_.push_back({w.pid, w.pidfd});
     w.pid = -1;
+    w.pidfd = -1;
     listed(w);
     w.ready = false;
     w.vacant = true;
     leaver_ = nullptr;
-    lines_.say(log_level::notice, "worker process %d left; its successor serves", retired_.back());
+    lines_.say(log_level::notice, "worker process %d left; its successor serves",
+               retired_.back().pid);
     reap_retired(clock::now() + std::chrono::seconds(2));
     publish();
     recycle_next();
   }
 
   void reap_retired(clock::time_point kill_at) {
-    std::erase_if(retired_, [&](int pid) {
-      if (::waitpid(pid, nullptr, WNOHANG) != 0) return true;
+    std::erase_if(retired_, [&](detail::forked_child& r) {
+      if (r.pidfd >= 0) {  // a warm parent's worker: it reaps it
+        if (!detail::warm_parent::ended(r)) {
+          if (clock::now() < kill_at) return false;
+          detail::warm_parent::signal(r, SIGKILL);
+        }
+        parent_->release(r);
+        return true;
+      }
+      if (::waitpid(r.pid, nullptr, WNOHANG) != 0) return true;
       if (clock::now() < kill_at) return false;
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
+      ::kill(r.pid, SIGKILL);
+      ::waitpid(r.pid, nullptr, 0);
       return true;
     });
     if (retired_.empty() || stopping_) return;
@@ -532,18 +634,20 @@ class worker_pool final : public detail::pool_runner {
     w.socket.reset();
     ++w.generation;
     if (w.pid > 0) {
-      int status = 0;
-      ::kill(w.pid, SIGKILL);  // no-op if it is already dead; a broken stream ends it either way
-      ::waitpid(w.pid, &status, 0);
+      signal(w, SIGKILL);  // no-op if it is already dead; a broken stream ends it either way
+      auto status = reap(w);
       // Every death is logged but the pool's own kills (a runaway, a worker
       // that broke the protocol): a crash, the OOM killer's SIGKILL, an exit.
       const char* when = idle ? " while idle" : "";
-      if (WIFSIGNALED(status) && !w.killed)
+      if (!w.killed && !status)
+        lines_.say(log_level::error, "worker process %d ended with its warm parent%s; replacing it",
+                   w.pid, when);
+      else if (!w.killed && WIFSIGNALED(*status))
         lines_.say(log_level::error, "worker process %d died from signal %d%s; replacing it", w.pid,
-                   WTERMSIG(status), when);
-      else if (!w.killed && WIFEXITED(status))
+                   WTERMSIG(*status), when);
+      else if (!w.killed && WIFEXITED(*status))
         lines_.say(log_level::error, "worker process %d exited with status %d%s; replacing it",
-                   w.pid, WEXITSTATUS(status), when);
+                   w.pid, WEXITSTATUS(*status), when);
       w.pid = -1;
       listed(w);
     }
@@ -599,11 +703,12 @@ class worker_pool final : public detail::pool_runner {
   std::uint64_t max_memory_;                // bytes; 0: no limit
   detail::metrics::pool_stats* stats_;      // null: not counted
   std::chrono::milliseconds start_timeout_;
-  std::vector<int> retired_;  // processes replaced by recycling, not yet reaped
+  std::vector<detail::forked_child> retired_;  // replaced by recycling, not yet reaped
   net::io_context io_{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
   std::vector<worker> workers_;
+  std::optional<detail::warm_parent> parent_;  // worker_options::warm_parent
   std::deque<std::unique_ptr<job>> queue_;
   worker* leaver_ = nullptr;     // being replaced (recycle()), serving until its successor is ready
   worker* successor_ = nullptr;  // starting in the spare slot, to take its place

@@ -59,14 +59,22 @@ def live_children(root):
 def serving(root):
     """The live processes below `root` that serve: in fork and prefork not
     the supervisor process, which the server forks without exec (its only
-    child, with the server's command line), only what that one forks."""
+    child, with the server's command line), only what that one forks; with
+    --python not the warm parent, only the workers it forks."""
     own = cmdline(root)
 
     def supervisor(pid):
         st = stat(pid)
-        return st is not None and st[0] == root and cmdline(pid) == own
+        return st is not None and st[0] == root and (cmdline(pid) == own
+                                                     or b"--warm-parent\0" in cmdline(pid))
 
     return {p for p in live_children(root) if not supervisor(p)}
+
+
+def warm_parents(root):
+    """The warm parents (--python) among `root`'s live children."""
+    return {p for p in live_children(root)
+            if stat(p)[0] == root and b"--warm-parent\0" in cmdline(p)}
 
 
 def tree_cpu(root):

@@ -395,7 +395,7 @@ class WorkerRestarts(ServiceTestCase):
     def one_worker(self, d):
         """The pid of the one worker process, once it is up."""
         def the_one():
-            pids = procs.live_children(d.proc.pid)
+            pids = procs.serving(d.proc.pid)
             return next(iter(pids)) if len(pids) == 1 else None
 
         return wait_until(the_one, 10, "one worker process")
@@ -551,7 +551,8 @@ class Saturation(ServiceTestCase):
             return value(scrape(admin), "rapidrpc_worker_memory_bytes", worker="0")
 
         before = memory()
-        self.assertGreater(before, 1 << 20)
+        self.assertGreater(before, 64 << 10)  # read: a worker forked from its warm parent holds
+        # little of its own
         for _ in range(3):
             self.assertNotIsInstance(call(d, "leak", 16), xmlrpc.client.Fault)
         self.assertGreaterEqual(memory() - before, 48 << 20)

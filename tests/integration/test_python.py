@@ -21,6 +21,7 @@ This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -106,7 +107,7 @@ class Background(threading.Thread):
 
 
 def workers_of(d):
-    return sorted(procs.live_children(d.proc.pid))
+    return sorted(procs.serving(d.proc.pid))
 
 
 def wait_for_workers(d, n=2):
@@ -330,6 +331,93 @@ class Crashes(unittest.TestCase):
                 self.assertEqual(parse_result(raw_call(d, call_body("add", i, 1)).body), i + 1)
 
 
+def memory_kib(pid):
+    """{field: KiB} of /proc/PID/smaps_rollup."""
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                out[parts[0].rstrip(":")] = int(parts[1])
+    return out
+
+
+class WarmParent(unittest.TestCase):
+    """The module is imported once, in the warm parent, which forks the
+    workers: each shares the parent's pages, and a dead worker's
+    replacement is another fork of the same parent."""
+
+    def test_workers_are_forks_of_the_one_that_imported_the_module(self):
+        with python_daemon("service", *ADMIN) as d:
+            workers = wait_for_workers(d)
+            (parent,) = procs.warm_parents(d.proc.pid)
+            for pid in workers:
+                self.assertEqual(procs.stat(pid)[0], parent)
+            calls = [Background(lambda: parse_result(raw_call(d, call_body("pid_after", 0.3)).body))
+                     for _ in range(2)]
+            self.assertEqual(sorted(c.join(10) for c in calls), workers)
+            self.assertEqual(parse_result(raw_call(d, call_body("imported_by")).body), parent)
+            # What each holds of its own is a small part of what it uses:
+            # the rest it shares with its parent (an interpreter started on
+            # its own holds most of its memory alone).
+            for pid in workers:
+                m = memory_kib(pid)
+                own = m["Private_Clean"] + m["Private_Dirty"]
+                self.assertLess(own, m["Rss"] / 4, f"worker {pid}: {m}")
+
+    def test_a_killed_worker_is_replaced_by_another_fork(self):
+        with python_daemon("service", *ADMIN) as d:
+            workers = wait_for_workers(d)
+            (parent,) = procs.warm_parents(d.proc.pid)
+            os.kill(workers[0], signal.SIGKILL)
+            wait_until(lambda: len(workers_of(d)) == 2 and workers[0] not in workers_of(d), 10,
+                       "the killed worker replaced")
+            for pid in workers_of(d):
+                self.assertEqual(procs.stat(pid)[0], parent)
+            self.assertEqual(procs.warm_parents(d.proc.pid), {parent})
+            self.assertIn(f"worker process {workers[0]} died from signal 9 while idle",
+                          d.stderr_text())
+            self.assertEqual(parse_result(raw_call(d, call_body("add", 2, 3)).body), 5)
+
+    def test_a_killed_warm_parent_takes_its_workers_and_another_forks_new_ones(self):
+        with python_daemon("service", *ADMIN) as d:
+            workers = wait_for_workers(d)
+            (parent,) = procs.warm_parents(d.proc.pid)
+            os.kill(parent, signal.SIGKILL)
+            wait_until(lambda: len(workers_of(d)) == 2 and not set(workers) & set(workers_of(d))
+                       and procs.warm_parents(d.proc.pid) - {parent}, 10,
+                       "a new warm parent and two new workers")
+            (new_parent,) = procs.warm_parents(d.proc.pid)
+            for pid in workers_of(d):
+                self.assertEqual(procs.stat(pid)[0], new_parent)
+            self.assertIn(f"the warm parent {parent} died from signal 9; starting another",
+                          d.stderr_text())
+            self.assertEqual(parse_result(raw_call(d, call_body("imported_by")).body), new_parent)
+
+    def test_a_parent_that_cannot_import_fails_the_waiting_call_then_one_that_can_serves(self):
+        with tempfile.TemporaryDirectory(prefix="rapidrpc-warm-") as tmp:
+            module = os.path.join(tmp, "vanishing.py")
+            with open(module, "w") as f:
+                f.write("import os\n\ndef pid() -> int:\n    return os.getpid()\n")
+            with running_daemon("--python", "vanishing", "--python-path", tmp, "--workers", "1",
+                                *ADMIN, env_args=False) as d:
+                wait_for_workers(d, 1)
+                (parent,) = procs.warm_parents(d.proc.pid)
+                os.rename(module, module + ".away")
+                shutil.rmtree(os.path.join(tmp, "__pycache__"), ignore_errors=True)
+                os.kill(parent, signal.SIGKILL)
+                # Each new parent fails its import: after three, the call
+                # waiting for a worker hears so rather than wait for ever.
+                f = parse_fault(raw_call(d, call_body("pid")).body)
+                self.assertEqual(f.faultCode, INTERNAL_ERROR)
+                self.assertIn("keep dying", f.faultString)
+                self.assertIn("No module named 'vanishing'", d.stderr_text())
+                self.assertIn("exited with status 3; starting another", d.stderr_text())
+                os.rename(module + ".away", module)
+                pid = wait_until(lambda: workers_of(d), 15, "a worker of a parent that imports")
+                self.assertEqual(parse_result(raw_call(d, call_body("pid")).body), pid[0])
+
+
 class Lifecycle(unittest.TestCase):
     def test_an_import_error_stops_rapidrpcd_with_the_traceback(self):
         start = time.monotonic()
@@ -342,6 +430,27 @@ class Lifecycle(unittest.TestCase):
         self.assertIn(b"Traceback", r.stderr)
         self.assertIn(b"No module named 'no_such_module_here'", r.stderr)
         self.assertNotIn(b"listening on", r.stdout)
+
+    def test_a_module_whose_import_starts_a_thread_is_refused_unless_workers_import_it(self):
+        with tempfile.TemporaryDirectory(prefix="rapidrpc-threads-") as tmp:
+            with open(os.path.join(tmp, "ticking.py"), "w") as f:
+                f.write("import threading, time\n"
+                        "threading.Thread(target=time.sleep, args=(60,), name='ticker',\n"
+                        "                 daemon=True).start()\n\n"
+                        "def alive() -> bool:\n"
+                        "    return any(t.name == 'ticker' for t in threading.enumerate())\n")
+            r = subprocess.run([daemon_path(), "--port", "0", "--python", "ticking",
+                                "--python-path", tmp], stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=30)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn(b"ticking started threads when imported (ticker)", r.stderr)
+            self.assertIn(b"--python-spawn-workers", r.stderr)
+            self.assertNotIn(b"listening on", r.stdout)
+            # Each worker an interpreter of its own: its import's thread runs there.
+            with running_daemon("--python", "ticking", "--python-path", tmp, "--workers", "1",
+                                "--python-spawn-workers", env_args=False) as d:
+                self.assertEqual(procs.warm_parents(d.proc.pid), set())
+                self.assertIs(parse_result(raw_call(d, call_body("alive")).body), True)
 
     def test_python_outside_async_pool_is_refused(self):
         for mode in ("async", "sequential", "fork", "prefork"):
@@ -377,7 +486,7 @@ class Lifecycle(unittest.TestCase):
     def test_sigterm_lets_python_calls_finish_and_leaves_no_worker(self):
         d = started_python_daemon("service", *ADMIN)
         try:
-            workers = wait_for_workers(d)
+            workers = wait_for_workers(d) + list(procs.warm_parents(d.proc.pid))
             calls = [Background(lambda i=i: raw_call(d, call_body("later", 1.0, i)).body)
                      for i in range(2)]
             wait_until(lambda: busy_workers(d) == 2, 10, "both calls running on the workers")
@@ -393,7 +502,7 @@ class Lifecycle(unittest.TestCase):
     def test_sigkill_of_rapidrpcd_leaves_no_worker_even_a_busy_one(self):
         d = started_python_daemon("service", *ADMIN)
         try:
-            workers = wait_for_workers(d)
+            workers = wait_for_workers(d) + list(procs.warm_parents(d.proc.pid))
             spin = Background(lambda: raw_call(d, call_body("spin", 20)))
             wait_until(lambda: busy_workers(d) == 1, 10, "the spin running on a worker")
             d.proc.kill()  # the daemon alone, not its process group

@@ -197,7 +197,7 @@ class PythonExe(unittest.TestCase):
             with running_daemon("--python", "service", "--python-path", service_dir,
                                 "--workers", "2", "--python-exe", exe, env_args=False) as d:
                 def two_workers():
-                    pids = sorted(procs.live_children(d.proc.pid))
+                    pids = sorted(procs.serving(d.proc.pid))
                     return pids if len(pids) == 2 else None
 
                 pids = wait_until(two_workers, 10, "two worker processes")
@@ -207,15 +207,20 @@ class PythonExe(unittest.TestCase):
                 with open(log) as f:
                     lines = [line.split(" ") for line in f.read().splitlines()]
                 logged = {int(fields[0]): fields[1:] for fields in lines}
-                # The method table first (--describe), then one line per worker.
+                # The method table first (--describe), then the warm parent,
+                # which forks the workers.
                 describe = [args for args in logged.values() if "--describe" in args]
                 self.assertEqual(len(describe), 1, lines)
-                for pid in pids:
-                    self.assertIn(pid, logged, f"worker {pid} was not started by {exe}: {lines}")
-                    self.assertIn("--module", logged[pid])
-                    self.assertEqual(logged[pid][logged[pid].index("--module") + 1], "service")
-                    self.assertTrue(logged[pid][0].endswith("rapidrpc/_worker.py"), logged[pid])
+                (parent,) = procs.warm_parents(d.proc.pid)
+                self.assertIn(parent, logged, f"the warm parent was not started by {exe}: {lines}")
+                self.assertIn("--warm-parent", logged[parent])
+                self.assertIn("--module", logged[parent])
+                self.assertEqual(logged[parent][logged[parent].index("--module") + 1], "service")
+                self.assertTrue(logged[parent][0].endswith("rapidrpc/_worker.py"), logged[parent])
+                for pid in [parent] + pids:
                     self.assertTrue(os.readlink(f"/proc/{pid}/exe").startswith("/usr/bin/python3"))
+                for pid in pids:
+                    self.assertEqual(procs.stat(pid)[0], parent, f"worker {pid}'s parent")
 
 
 if __name__ == "__main__":

@@ -165,6 +165,10 @@ void add_python_options(CLI::App& app, settings& out, spelled& in) {
       ->type_name("DIR");
   python->add_option("--python-exe", out.python.exe, "The Python interpreter of the workers")
       ->capture_default_str();
+  python->add_flag("--python-spawn-workers", out.python.spawn_workers,
+                   "Start each worker as an interpreter of its own that imports the module, "
+                   "rather than fork it from one process that imported it once (for a module "
+                   "whose import starts threads)");
   auto* relay = app.add_option_group(
       "Relay",
       "Relay every request to a program behind a Unix socket (docs/design.md, \"The relay\")");
@@ -385,6 +389,7 @@ std::string flag_of(std::string_view field) {
       {"serving.respawn_backoff_max", "--respawn-backoff-max"},
       {"workers.isolate", "--isolate"},
       {"workers.command", "--isolate"},
+      {"workers.warm_parent", "--python"},
       {"workers.max_requests", "--max-requests"},
       {"workers.max_requests_jitter", "--max-requests-jitter"},
       {"workers.max_lifetime", "--max-worker-lifetime"},
@@ -444,6 +449,7 @@ std::optional<failure> set_worker_command(settings& out, const spelled& in) {
     try {
       options.workers.isolate = true;
       options.workers.command = python_worker_command(out.python);
+      options.workers.warm_parent = !out.python.spawn_workers;
     } catch (const std::exception& e) {
       return failure{1, e.what()};
     }

@@ -49,7 +49,10 @@ std::vector<std::string> python_worker_command(const python_settings& python) {
 }
 
 void add_python_methods(rapidrpc::registry& methods, const python_settings& python) {
-  rapidrpc::add_worker_methods(methods, python_worker_command(python));
+  auto command = python_worker_command(python);
+  // Its describe step refuses a module that cannot be forked from.
+  if (!python.spawn_workers) command.emplace_back("--warm-parent");
+  rapidrpc::add_worker_methods(methods, command);
 }
 
 }  // namespace rapidrpcd

@@ -20,6 +20,8 @@ struct python_settings {
   bool on() const noexcept { return !module.empty(); }
   std::vector<std::string> paths;  ///< added to the worker's sys.path, in order
   std::string exe = "/usr/bin/python3";
+  /// --python-spawn-workers: no warm parent (worker_options::warm_parent).
+  bool spawn_workers = false;
 };
 
 /// python/ in the source tree this rapidrpcd was built from, where one in

@@ -73,6 +73,15 @@ async def later(seconds: float, value):
     return value
 
 
+IMPORTED_BY = os.getpid()
+
+
+def imported_by() -> int:
+    """The process that imported this module: the warm parent, which forks
+    the workers."""
+    return IMPORTED_BY
+
+
 def _private():
     return "not a method"
 

@@ -46,6 +46,8 @@ const std::vector<row>& table() {
        "workers.max_lifetime is used with workers.isolate only"},
       {"a memory limit without isolate", [](auto& o) { o.workers.max_memory_bytes = 1 << 30; },
        "workers.max_memory_bytes is used with workers.isolate only"},
+      {"a warm parent without isolate", [](auto& o) { o.workers.warm_parent = true; },
+       "workers.warm_parent is used with workers.isolate only"},
       {"jitter without max requests",
        [](auto& o) {
          o.workers.isolate = true;
