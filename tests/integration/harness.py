@@ -494,7 +494,31 @@ class Daemon:
     def diagnostics(self):
         out = b"".join(self._stdout_lines).decode("utf-8", "replace")[-2000:]
         return (f"command: {' '.join(self.args)}\n--- stdout ---\n{out}"
-                f"--- stderr ---\n{self.stderr_text()}--- end ---")
+                f"--- stderr ---\n{self.stderr_text()}--- processes ---\n"
+                f"{self.process_tree()}--- end ---")
+
+    def process_tree(self):
+        """The daemon and its descendants: pid, parent, state, where each
+        thread waits in the kernel (wchan), command line; for a failure's
+        message."""
+        import procs
+        lines = []
+        if self.proc is None:
+            return ""
+        for pid in [self.proc.pid] + sorted(procs.children(self.proc.pid)):
+            st = procs.stat(pid)
+            if st is None:
+                continue
+            waits = []
+            try:
+                for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+                    with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                        waits.append(f.read().strip() or "-")
+            except OSError:
+                pass
+            cmd = procs.cmdline(pid).replace(b"\0", b" ").decode("utf-8", "replace")[:160]
+            lines.append(f"{pid} ppid {st[0]} {st[1]} waits {','.join(waits)}: {cmd}\n")
+        return "".join(lines)
 
     # -- addresses -----------------------------------------------------------
 
