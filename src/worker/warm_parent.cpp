@@ -6,8 +6,8 @@
 
 #include <poll.h>
 #include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
@@ -78,8 +78,7 @@ void warm_parent::start() {
   posix_spawn_file_actions_destroy(&actions);
   ::close(sv[1]);
   if (rc != 0) {
-    lines_.say(log_level::error, "cannot start the warm parent %s: %s", argv[0],
-               std::strerror(rc));
+    lines_.say(log_level::error, "cannot start the warm parent %s: %s", argv[0], std::strerror(rc));
     ::close(sv[0]);
     pid_ = -1;
     return died();
@@ -90,8 +89,8 @@ void warm_parent::start() {
   timer_.emplace(io_, start_timeout_);
   timer_->async_wait([this, gen = generation_](const boost::system::error_code& ec) {
     if (ec || gen != generation_ || ready_) return;
-    lines_.say(log_level::warning, "the warm parent %d was not ready %g s after its start",
-               pid_, static_cast<double>(start_timeout_.count()) / 1000.0);
+    lines_.say(log_level::warning, "the warm parent %d was not ready %g s after its start", pid_,
+               static_cast<double>(start_timeout_.count()) / 1000.0);
     kill_parent("killing it");
   });
 }
@@ -285,8 +284,8 @@ void warm_parent::died() {
     if (killed_)
       lines_.say(log_level::notice, "the warm parent %d was killed; starting another", pid_);
     else if (WIFSIGNALED(status))
-      lines_.say(log_level::error, "the warm parent %d died from signal %d; starting another",
-                 pid_, WTERMSIG(status));
+      lines_.say(log_level::error, "the warm parent %d died from signal %d; starting another", pid_,
+                 WTERMSIG(status));
     else if (WIFEXITED(status))
       lines_.say(log_level::error, "the warm parent %d exited with status %d; starting another",
                  pid_, WEXITSTATUS(status));
