@@ -12,6 +12,12 @@ worker processes, the module python_service/service.py.
 - Crashes (SIGSEGV, abort) cost their call only; a runaway gets -32001 at
   --method-timeout and its CPU stops; an idle worker's SIGKILL costs
   nothing.
+- The warm parent: the workers are forks of the one process that imported
+  the module, sharing most of its memory; a killed worker is replaced by
+  another fork, a killed parent by another parent with new workers; a
+  parent that cannot import fails the call waiting after three deaths; a
+  module whose import starts a thread is refused at start-up unless
+  --python-spawn-workers.
 - An import error stops rapidrpcd within 5 s with the traceback; --python
   outside async-pool is refused; the interpreter is /usr/bin/python3 even
   with another python3 first in PATH; after a stop no worker is left.
