@@ -43,6 +43,21 @@ void close_fd(int& fd) noexcept {
 
 }  // namespace
 
+int spawn_with_socket(std::vector<std::string>& command, int fd, int& pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fd, 3);      // dup2 clears close-on-exec
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
+  std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fd);
+  return rc;
+}
+
 warm_parent::warm_parent(boost::asio::io_context& io, std::vector<std::string> command,
                          std::chrono::milliseconds start_timeout, logger lines,
                          std::function<void(bool)> up)
@@ -67,18 +82,10 @@ void warm_parent::start() {
                std::strerror(errno));
     return died();
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);   // dup2 clears close-on-exec
-  posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
-  std::vector<char*> argv;
-  for (auto& a : command_) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(sv[1]);
+  int rc = spawn_with_socket(command_, sv[1], pid_);
   if (rc != 0) {
-    lines_.say(log_level::error, "cannot start the warm parent %s: %s", argv[0], std::strerror(rc));
+    lines_.say(log_level::error, "cannot start the warm parent %s: %s", command_[0].c_str(),
+               std::strerror(rc));
     ::close(sv[0]);
     pid_ = -1;
     return died();

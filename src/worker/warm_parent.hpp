@@ -37,6 +37,11 @@ struct forked_child {
   int pidfd = -1;
 };
 
+/// Starts `command` (argv[0] a path) with `fd` as its descriptor 3 and no
+/// descriptor past it (no listening socket leaks in); closes `fd`. Returns
+/// posix_spawn's error, 0 once started.
+int spawn_with_socket(std::vector<std::string>& command, int fd, int& pid);
+
 /// Runs on one io_context's thread (the pool's); every member is called
 /// there. The blocking ones (fork(), wait()) wait for the parent's answer,
 /// which it gives at once.

@@ -13,7 +13,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,8 +25,6 @@
 #include <optional>
 #include <random>
 #include <thread>
-
-extern char** environ;
 
 namespace rapidrpc {
 
@@ -261,22 +258,29 @@ class worker_pool final : public detail::pool_runner {
 
   // Runs the worker command with `sv[1]` as its descriptor 3.
   bool spawn_process(int sv[2], pid_t& pid) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, sv[1], 3);   // dup2 clears close-on-exec
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no listening socket leaks in
-    std::vector<char*> argv;
-    for (auto& a : command_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(sv[1]);
+    int rc = detail::spawn_with_socket(command_, sv[1], pid);
     if (rc != 0) {
-      lines_.say(log_level::error, "cannot start worker %s: %s", argv[0], std::strerror(rc));
+      lines_.say(log_level::error, "cannot start worker %s: %s", command_[0].c_str(),
+                 std::strerror(rc));
       ::close(sv[0]);
       return false;
     }
     return true;
+  }
+
+  // No process is up to take calls, and one more has died before it was
+  // ready (a worker, or the warm parent): the first call waiting counts
+  // it, as a call counts the workers that die before reading it, and
+  // fails after three, so that the caller hears when workers cannot start.
+  void count_against_first_waiting() {
+    if (queue_.empty() ||
+        std::any_of(workers_.begin(), workers_.end(),
+                    [](const worker& o) { return o.ready && o.socket && !o.dying; }) ||
+        ++queue_.front()->deliveries < max_deliveries)
+      return;
+    finish(*queue_.front(),
+           fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
+    queue_.pop_front();
   }
 
   // The warm parent is ready (`up`), or it died, and its workers with it.
@@ -285,14 +289,8 @@ class worker_pool final : public detail::pool_runner {
     if (up) {
       for (auto& w : workers_)
         if (w.awaiting) spawn(w);
-    } else if (!queue_.empty() &&
-               std::none_of(workers_.begin(), workers_.end(),
-                            [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
-               ++queue_.front()->deliveries >= max_deliveries) {
-      // As a worker that dies before it is ready (lost()).
-      finish(*queue_.front(),
-             fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
-      queue_.pop_front();
+    } else {
+      count_against_first_waiting();
     }
     dispatch();
   }
@@ -655,17 +653,7 @@ class worker_pool final : public detail::pool_runner {
     // scrape that sees the restart sees the old process no more, and one
     // after the caller's fault sees the restart.
     restarted(why);
-    // A worker that died before it was ready, while no other is: the
-    // first call waiting counts it, as a call counts the workers that die
-    // before reading it, so that the caller hears when workers cannot start.
-    if (!w.ready && !queue_.empty() &&
-        std::none_of(workers_.begin(), workers_.end(),
-                     [](const worker& o) { return o.ready && o.socket && !o.dying; }) &&
-        ++queue_.front()->deliveries >= max_deliveries) {
-      finish(*queue_.front(),
-             fault(fault_code::internal_error, "internal error: the worker processes keep dying"));
-      queue_.pop_front();
-    }
+    if (!w.ready) count_against_first_waiting();
     if (w.current && !started && ++w.current->deliveries < max_deliveries) {
       queue_.push_front(std::move(w.current));
     } else if (w.current) {
