@@ -58,6 +58,17 @@ int spawn_with_socket(std::vector<std::string>& command, int fd, int& pid) {
   return rc;
 }
 
+void reap_by(int pid, clock::time_point deadline) {
+  while (::waitpid(pid, nullptr, WNOHANG) == 0) {
+    if (clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      return;
+    }
+    ::usleep(5000);
+  }
+}
+
 warm_parent::warm_parent(boost::asio::io_context& io, std::vector<std::string> command,
                          std::chrono::milliseconds start_timeout, logger lines,
                          std::function<void(bool)> up)
@@ -316,15 +327,7 @@ void warm_parent::stop() {
   control_.reset();
   timer_.reset();
   if (pid_ <= 0) return;
-  auto deadline = clock::now() + leave_limit;
-  while (::waitpid(pid_, nullptr, WNOHANG) == 0) {
-    if (clock::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      break;
-    }
-    ::usleep(5000);
-  }
+  reap_by(pid_, clock::now() + leave_limit);
   pid_ = -1;
 }
 

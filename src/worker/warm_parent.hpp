@@ -42,6 +42,9 @@ struct forked_child {
 /// posix_spawn's error, 0 once started.
 int spawn_with_socket(std::vector<std::string>& command, int fd, int& pid);
 
+/// Waits for the child `pid` to end, killing it (SIGKILL) at `deadline`.
+void reap_by(int pid, std::chrono::steady_clock::time_point deadline);
+
 /// Runs on one io_context's thread (the pool's); every member is called
 /// there. The blocking ones (fork(), wait()) wait for the parent's answer,
 /// which it gives at once.

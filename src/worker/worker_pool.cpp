@@ -118,16 +118,7 @@ class worker_pool final : public detail::pool_runner {
       else if (w.pid > 0)
         pids.push_back(w.pid);
     }
-    for (int pid : pids) {
-      while (::waitpid(pid, nullptr, WNOHANG) == 0) {
-        if (clock::now() > deadline) {
-          ::kill(pid, SIGKILL);
-          ::waitpid(pid, nullptr, 0);
-          break;
-        }
-        ::usleep(5000);
-      }
-    }
+    for (int pid : pids) detail::reap_by(pid, deadline);
   }
 
   void run(detail::pool_call c) override {
