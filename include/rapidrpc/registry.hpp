@@ -4,8 +4,10 @@
 //
 // Threading: add() and the other mutators are for set-up, before the server
 // starts; once it runs the registry is read-only and shared by every loop
-// thread. invoke() is called on a loop thread; its completion always runs on
-// that loop thread (the executor passed in the context).
+// thread, but for its reloadable methods (add_reloadable()), which reload()
+// replaces all at once from any thread. invoke() is called on a loop thread;
+// its completion always runs on that loop thread (the executor passed in the
+// context).
 #pragma once
 
 #include <rapidrpc/fault.hpp>
@@ -20,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -129,12 +132,51 @@ struct method {
   static constexpr std::size_t any_count = static_cast<std::size_t>(-1);
 };
 
+/// Methods by name: what a reload replaces all at once (registry::reload()).
+using method_table = std::map<std::string, method, std::less<>>;
+
+/// A method found by registry::lookup(), and what keeps it valid: a
+/// reloadable method stays as it was while this is held, whatever reload()
+/// does meanwhile.
+struct found_method {
+  const method* m = nullptr;
+  std::shared_ptr<const void> keep;
+
+  explicit operator bool() const noexcept { return m != nullptr; }
+  const method* operator->() const noexcept { return m; }
+};
+
 /// Runs an inline or pool method's `run` on the calling thread and returns
 /// its result; a rapidrpc::fault becomes that fault, any other exception a
 /// generic fault_code::internal_error. Never throws.
 outcome call_method(const method& m, array& params) noexcept;
 
 namespace detail {
+
+/// A shared_ptr<const T> that one thread replaces while others read it:
+/// get() copies it under a short lock (libstdc++ 12's atomic<shared_ptr>
+/// load ends with a relaxed unlock, which does not order its read before a
+/// later store). What a reader holds stays valid however often it is
+/// replaced.
+template <class T>
+class shared_slot {
+ public:
+  std::shared_ptr<const T> get() const {
+    std::lock_guard hold(lock_);
+    return value_;
+  }
+  void set(std::shared_ptr<const T> v) {
+    {
+      std::lock_guard hold(lock_);
+      value_.swap(v);
+    }
+    // The old one goes here, outside the lock, unless a reader holds it.
+  }
+
+ private:
+  mutable std::mutex lock_;
+  std::shared_ptr<const T> value_;
+};
 
 template <class T>
 struct param_traits;  // defined below for each supported parameter type
@@ -268,8 +310,27 @@ class registry {
   /// Removes a method; false if it was not there.
   bool remove(std::string_view name);
 
-  /// The method of that name, or nullptr.
+  /// Adds methods that reload() may replace while the server runs (worker
+  /// methods: rapidrpc::add_worker_methods()). Set-up, like add(); a name
+  /// here hides one added otherwise. Looking one up takes a short lock (to
+  /// hold its table); the other methods are found without one, unless
+  /// their name is first looked for among the reloadable ones.
+  void add_reloadable(method_table methods);
+
+  /// Replaces every reloadable method by `methods` at once (names may come
+  /// and go), from any thread, while the server runs: a call looked up from
+  /// now on sees the new table; one looked up before goes on with the
+  /// method it found. Throws std::logic_error if nothing was added with
+  /// add_reloadable() (the registry would have to take a lock for every
+  /// call's lookup).
+  void reload(method_table methods);
+
+  /// The method of that name, or nullptr. A reloadable method's pointer is
+  /// valid until the next reload(): while the server runs, use lookup().
   const method* find(std::string_view name) const;
+
+  /// The method of that name (none: a null `m`), kept valid while held.
+  found_method lookup(std::string_view name) const;
 
   /// All method names, in order.
   std::vector<std::string> names() const;
@@ -338,7 +399,10 @@ class registry {
 
   void add_system_methods();
 
-  std::map<std::string, method, std::less<>> methods_;
+  method_table methods_;
+  // The reloadable methods (add_reloadable()), if any: set before the
+  // server runs, replaced by reload().
+  std::unique_ptr<detail::shared_slot<method_table>> reloadable_;
   std::size_t multicall_limit_ = 1000;
   std::chrono::milliseconds default_timeout_{0};
   authorizer authorizer_;

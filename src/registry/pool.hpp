@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -61,6 +62,8 @@ struct pool_call {
   /// Set when the caller takes documents: they pass through (the runner may
   /// ignore it, and answer with `done` alone). It lives as long as `done`.
   passage* through = nullptr;
+  /// Keeps `m` valid while the call runs (a reloadable method's table).
+  std::shared_ptr<const void> keep;
 };
 
 /// Runs pool calls somewhere.
@@ -70,6 +73,16 @@ class pool_runner {
   /// Runs `c` and finishes it exactly once on c.loop, within c.timeout or
   /// with call_timeout(). Called on the loop thread.
   virtual void run(pool_call c) = 0;
+  /// Starts the workers' code anew (a reload): every worker process is
+  /// replaced, between calls, by one that loads the code again. `done(true)`
+  /// once every worker runs the new code, `done(false)` if it does not start
+  /// (the workers running serve on); on the runner's own thread, and not at
+  /// all if the runner is destroyed first. Renewals asked for while one is
+  /// under way follow it, in order. False, and nothing done, for a runner
+  /// without worker processes.
+  // By value: an override keeps it.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param)
+  virtual bool renew(std::function<void(bool renewed)> /*done*/) { return false; }
 };
 
 /// Appends to `out` the methodCall a worker gets for `c`: the request's own

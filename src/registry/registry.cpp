@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <optional>
@@ -127,15 +128,48 @@ bool registry::remove(std::string_view name) {
   return true;
 }
 
-const method* registry::find(std::string_view name) const {
+void registry::add_reloadable(method_table methods) {
+  if (!reloadable_) {
+    reloadable_ = std::make_unique<detail::shared_slot<method_table>>();
+    reloadable_->set(std::make_shared<const method_table>());
+  }
+  methods.merge(method_table(*reloadable_->get()));  // the earlier ones lose to the new
+  reloadable_->set(std::make_shared<const method_table>(std::move(methods)));
+}
+
+void registry::reload(method_table methods) {
+  if (!reloadable_) throw std::logic_error("registry::reload(): nothing is reloadable");
+  reloadable_->set(std::make_shared<const method_table>(std::move(methods)));
+}
+
+const method* registry::find(std::string_view name) const { return lookup(name).m; }
+
+found_method registry::lookup(std::string_view name) const {
+  found_method out;
+  if (reloadable_) {
+    auto table = reloadable_->get();
+    auto it = table->find(name);
+    if (it != table->end()) {
+      out.m = &it->second;
+      out.keep = std::move(table);
+      return out;
+    }
+  }
   auto it = methods_.find(name);
-  return it == methods_.end() ? nullptr : &it->second;
+  if (it != methods_.end()) out.m = &it->second;
+  return out;
 }
 
 std::vector<std::string> registry::names() const {
   std::vector<std::string> out;
   out.reserve(methods_.size());
   for (const auto& [name, m] : methods_) out.push_back(name);
+  if (!reloadable_) return out;
+  const auto table = reloadable_->get();
+  const auto fixed = out.size();
+  for (const auto& [name, m] : *table)
+    if (!methods_.contains(name)) out.push_back(name);
+  std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(fixed), out.end());
   return out;
 }
 
@@ -165,8 +199,9 @@ void thread_runner::run(pool_call c) {
     queued = std::chrono::steady_clock::now();
   }
   if (c.timeout.count() == 0) {
-    boost::asio::post(threads_, [m = c.m, params = std::move(c.params), loop = std::move(c.loop),
-                                 done = std::move(c.done), stats = stats_, queued]() mutable {
+    boost::asio::post(threads_, [m = c.m, keep = std::move(c.keep), params = std::move(c.params),
+                                 loop = std::move(c.loop), done = std::move(c.done), stats = stats_,
+                                 queued]() mutable {
       outcome o = call_counted(*m, params, stats, queued);
       boost::asio::post(
           loop, [done = std::move(done), o = std::move(o)]() mutable { done(std::move(o)); });
@@ -180,8 +215,8 @@ void thread_runner::run(pool_call c) {
   timer->async_wait([reply](const boost::system::error_code& ec) {
     if (!ec) reply.fail(call_timeout());
   });
-  boost::asio::post(threads_, [m = c.m, params = std::move(c.params), reply, timer, stats = stats_,
-                               queued]() mutable {
+  boost::asio::post(threads_, [m = c.m, keep = std::move(c.keep), params = std::move(c.params),
+                               reply, timer, stats = stats_, queued]() mutable {
     outcome o = call_counted(*m, params, stats, queued);
     if (auto* v = std::get_if<value>(&o))
       reply.reply(std::move(*v));
@@ -257,8 +292,8 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
       return;
     }
   }
-  const method* m = find(name);
-  if (m == nullptr) {
+  found_method m = lookup(name);
+  if (!m) {
     done(fault(fault_code::method_not_found, "method not found"));
     return;
   }
@@ -272,16 +307,17 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
   }
   switch (m->where) {
     case execution::inline_call:
-      done(call_method(*m, params));
+      done(call_method(*m.m, params));
       return;
     case execution::pool: {
-      detail::pool_call c{m,
+      detail::pool_call c{m.m,
                           name,
                           std::move(params),
                           m->timeout.count() != 0 ? m->timeout : default_timeout_,
                           ctx.loop,
                           std::move(done),
-                          through};
+                          through,
+                          std::move(m.keep)};
       if (ctx.pool != nullptr && ctx.pool->runner != nullptr)
         ctx.pool->runner->run(std::move(c));
       else
@@ -405,8 +441,8 @@ void registry::add_system_methods() {
   add(
       "system.methodHelp",
       [this](const std::string& name) {
-        const method* m = find(name);
-        if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
+        found_method m = lookup(name);
+        if (!m) throw fault(fault_code::method_not_found, "method not found");
         return m->help;
       },
       "Returns the help text of the named method.");
@@ -414,8 +450,8 @@ void registry::add_system_methods() {
   add(
       "system.methodSignature",
       [this](const std::string& name) -> value {
-        const method* m = find(name);
-        if (m == nullptr) throw fault(fault_code::method_not_found, "method not found");
+        found_method m = lookup(name);
+        if (!m) throw fault(fault_code::method_not_found, "method not found");
         // The introspection convention: "undef" when a method declares none.
         if (m->signature.empty()) return "undef";
         array sig;

@@ -14,8 +14,8 @@ using jsonrpc::request;
 
 std::optional<fault> bind_named(const registry& methods, request& r) {
   if (!r.named) return std::nullopt;
-  const method* m = methods.find(r.method);
-  if (m == nullptr) return std::nullopt;
+  const found_method m = methods.lookup(r.method);
+  if (!m) return std::nullopt;
   structure named = std::move(*r.named);
   r.named.reset();
   if (m->param_names.empty()) {

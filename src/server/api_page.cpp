@@ -232,7 +232,8 @@ api_page make_api_page(const registry& methods, const api_page_options& options)
         "client.</p>\n";
   }
   out += "<h2>Methods</h2>\n<ul class=\"methods\" id=\"methods\">\n";
-  for (const auto& name : names) append_method(out, name, methods.find(name), options.jsonrpc);
+  for (const auto& name : names)
+    if (const found_method m = methods.lookup(name)) append_method(out, name, m.m, options.jsonrpc);
   out += "</ul>\n</main>\n";
   if (options.jsonrpc) {
     out += "<script>";

@@ -241,10 +241,14 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     j.local = true;
     ++local_busy_;
     auto id = j.id;
-    pool_call c{
-        j.call.m, {}, std::move(j.call.params), {}, io_.get_executor(), [this, id](outcome o) {
-          local_done(id, std::move(o));
-        }};
+    pool_call c{j.call.m,
+                {},
+                std::move(j.call.params),
+                {},
+                io_.get_executor(),
+                [this, id](outcome o) { local_done(id, std::move(o)); },
+                nullptr,
+                j.call.keep};
     // Threads cannot be stopped: a call of theirs keeps its place until it
     // returns, whatever its timeout said to its caller.
     if (settings_.local_timeouts) c.timeout = j.call.timeout;

@@ -120,10 +120,16 @@ TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) 
   boost::asio::io_context loop;
   auto work = boost::asio::make_work_guard(loop);
   std::optional<outcome> got;
-  pool->run({methods.find("load"), "load", {value(20)}, {}, loop.get_executor(), [&](outcome o) {
-               got = std::move(o);
-               loop.stop();
-             }});
+  detail::pool_call call;
+  call.m = methods.find("load");
+  call.name = "load";
+  call.params = {value(20)};
+  call.loop = loop.get_executor();
+  call.done = [&](outcome o) {
+    got = std::move(o);
+    loop.stop();
+  };
+  pool->run(std::move(call));
   loop.run_for(std::chrono::seconds(10));
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(std::holds_alternative<fault>(*got));

@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <stdexcept>
@@ -353,6 +354,115 @@ TEST_F(RegistryTest, AuthorizerCanRefuseMulticallItself) {
   reg.set_authorizer(
       [](std::string_view method, const call_peer*) { return method != "system.multicall"; });
   EXPECT_EQ(failed("system.multicall", {array{}}).code(), fault_code::not_authorized);
+}
+
+// ---- reloadable methods -----------------------------------------------------
+
+method returning(std::string text, execution where = execution::inline_call) {
+  method m;
+  m.run = [text](const array&) { return value(text); };
+  m.where = where;
+  m.help = text;
+  return m;
+}
+
+method_table table_of(std::initializer_list<std::pair<const char*, std::string>> entries,
+                      execution where = execution::inline_call) {
+  method_table t;
+  for (const auto& [name, text] : entries) t.emplace(name, returning(text, where));
+  return t;
+}
+
+TEST_F(RegistryTest, ReloadReplacesEveryReloadableMethodAtOnce) {
+  reg.add_reloadable(table_of({{"version", "1"}, {"gone", "here"}}));
+  EXPECT_EQ(ok("version").as<std::string>(), "1");
+  EXPECT_EQ(ok("gone").as<std::string>(), "here");
+  reg.reload(table_of({{"version", "2"}, {"added", "new"}}));
+  EXPECT_EQ(ok("version").as<std::string>(), "2");
+  EXPECT_EQ(ok("added").as<std::string>(), "new");
+  EXPECT_EQ(failed("gone").code(), fault_code::method_not_found);
+  EXPECT_EQ(failed("system.methodHelp", {"gone"}).code(), fault_code::method_not_found);
+  EXPECT_EQ(ok("system.methodHelp", {"added"}).as<std::string>(), "new");
+  // system.listMethods: both kinds, in one order.
+  std::vector<std::string> listed;
+  const value all = ok("system.listMethods");
+  for (const auto& v : all.as<array>()) listed.push_back(v.as<std::string>());
+  EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end()));
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "added"), listed.end());
+  EXPECT_NE(std::find(listed.begin(), listed.end(), "system.multicall"), listed.end());
+  EXPECT_EQ(std::find(listed.begin(), listed.end(), "gone"), listed.end());
+  EXPECT_EQ(reg.names(), listed);
+}
+
+TEST_F(RegistryTest, AReloadableMethodHidesAnotherOfTheSameName) {
+  reg.add("same", [] { return std::string("fixed"); });
+  reg.add_reloadable(table_of({{"same", "reloadable"}}));
+  EXPECT_EQ(ok("same").as<std::string>(), "reloadable");
+  const auto names = reg.names();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "same"), 1);
+  reg.reload({});
+  EXPECT_EQ(ok("same").as<std::string>(), "fixed");
+}
+
+TEST_F(RegistryTest, AMethodLookedUpBeforeAReloadStaysAsItWas) {
+  reg.add_reloadable(table_of({{"version", "1"}}));
+  found_method held = reg.lookup("version");
+  ASSERT_TRUE(held);
+  reg.reload(table_of({{"version", "2"}}));
+  reg.reload({});
+  EXPECT_EQ(held->help, "1");
+  array none;
+  EXPECT_EQ(std::get<value>(call_method(*held.m, none)).as<std::string>(), "1");
+  EXPECT_FALSE(reg.lookup("version"));
+}
+
+TEST_F(RegistryTest, AddingReloadableMethodsTwiceKeepsBothTheLaterWinning) {
+  reg.add_reloadable(table_of({{"a", "1"}, {"b", "1"}}));
+  reg.add_reloadable(table_of({{"b", "2"}, {"c", "2"}}));
+  EXPECT_EQ(ok("a").as<std::string>(), "1");
+  EXPECT_EQ(ok("b").as<std::string>(), "2");
+  EXPECT_EQ(ok("c").as<std::string>(), "2");
+}
+
+TEST_F(RegistryTest, ReloadWithoutReloadableMethodsIsRefused) {
+  EXPECT_THROW(reg.reload({}), std::logic_error);
+}
+
+// Loops look methods up and run pool calls while another thread reloads:
+// no call sees a table freed under it (the sanitizer builds run this).
+TEST_F(RegistryTest, CallsRunWhileTheMethodsAreReloaded) {
+  reg.add_reloadable(table_of({{"m", "0"}}, execution::pool));
+  std::atomic<bool> done{false};
+  std::thread reloader([&] {
+    for (int i = 1; !done.load(); ++i)
+      reg.reload(table_of({{"m", std::to_string(i)}}, execution::pool));
+  });
+  std::vector<std::thread> loops;
+  std::atomic<int> answered{0};
+  for (int t = 0; t < 2; ++t) {
+    loops.emplace_back([&] {
+      boost::asio::io_context loop;
+      auto guard = boost::asio::make_work_guard(loop);
+      const call_context c{loop.get_executor(), nullptr, &on_pool};
+      int mine = 0;
+      for (int i = 0; i < 2000; ++i) {
+        reg.invoke(c, "m", {}, [&](outcome o) {
+          ++mine;
+          if (std::holds_alternative<value>(o) && !std::get<value>(o).as<std::string>().empty())
+            ++answered;
+        });
+        if (const auto m = reg.lookup("system.methodHelp")) (void)m->help.size();
+        loop.poll();
+      }
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (mine < 2000 && std::chrono::steady_clock::now() < deadline)
+        loop.run_one_for(std::chrono::milliseconds(100));
+    });
+  }
+  for (auto& l : loops) l.join();
+  done = true;
+  reloader.join();
+  EXPECT_EQ(answered.load(), 4000);
 }
 
 }  // namespace
