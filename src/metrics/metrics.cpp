@@ -37,7 +37,8 @@ constexpr std::array<std::string_view, rejection_count> rejection_names = {"bad_
 constexpr std::array<std::string_view, outcome_count> outcome_names = {"ok", "fault", "timeout"};
 constexpr std::array<std::string_view, protocol_count> protocol_names = {"xmlrpc", "jsonrpc"};
 constexpr std::array<std::string_view, restart_cause_count> restart_names = {
-    "crash", "idle_death", "timeout", "protocol", "max_requests", "max_lifetime", "max_memory"};
+    "crash",        "idle_death",   "timeout",    "protocol",
+    "max_requests", "max_lifetime", "max_memory", "reload"};
 
 constexpr std::size_t line_words = 64 / sizeof(std::uint64_t);
 

@@ -76,8 +76,9 @@ enum class restart_cause : std::uint8_t {
   max_requests,  ///< replaced after workers.max_requests calls (with its jitter)
   max_lifetime,  ///< replaced past workers.max_lifetime
   max_memory,    ///< replaced past workers.max_memory_bytes
+  reload,        ///< replaced by a reload of the workers' code
 };
-inline constexpr std::size_t restart_cause_count = 7;
+inline constexpr std::size_t restart_cause_count = 8;
 
 /// How many worker processes' memory a scrape lists (pool_stats::pids).
 inline constexpr std::size_t listed_workers = 256;

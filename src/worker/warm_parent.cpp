@@ -71,7 +71,7 @@ void reap_by(int pid, clock::time_point deadline) {
 
 warm_parent::warm_parent(boost::asio::io_context& io, std::vector<std::string> command,
                          std::chrono::milliseconds start_timeout, logger lines,
-                         std::function<void(bool)> up)
+                         std::function<void(warm_parent&, bool)> up)
     : io_(io),
       command_(std::move(command)),
       start_timeout_(start_timeout),
@@ -159,7 +159,7 @@ bool warm_parent::handle(std::string_view message, int fd) {
     timer_->cancel();
     // Not from here: up() forks, which reads messages again.
     boost::asio::post(io_, [this, gen = generation_] {
-      if (gen == generation_ && ready_) up_(true);
+      if (gen == generation_ && ready_) up_(*this, true);
     });
     return true;
   }
@@ -284,8 +284,8 @@ void warm_parent::kill_parent(const char* why) {
 }
 
 // The parent has gone: its workers go with it (they end as their parent
-// does), and so do their statuses. Another starts, at once unless parents
-// keep dying young.
+// does), and so do their statuses. Another starts (with respawn()), at once
+// unless parents keep dying young.
 void warm_parent::died() {
   ready_ = false;
   ++generation_;
@@ -299,22 +299,24 @@ void warm_parent::died() {
     int status = 0;
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, &status, 0);
+    const char* then = respawn_ ? "; starting another" : "";
     if (killed_)
-      lines_.say(log_level::notice, "the warm parent %d was killed; starting another", pid_);
+      lines_.say(log_level::notice, "the warm parent %d was killed%s", pid_, then);
     else if (WIFSIGNALED(status))
-      lines_.say(log_level::error, "the warm parent %d died from signal %d; starting another", pid_,
-                 WTERMSIG(status));
+      lines_.say(log_level::error, "the warm parent %d died from signal %d%s", pid_,
+                 WTERMSIG(status), then);
     else if (WIFEXITED(status))
-      lines_.say(log_level::error, "the warm parent %d exited with status %d; starting another",
-                 pid_, WEXITSTATUS(status));
+      lines_.say(log_level::error, "the warm parent %d exited with status %d%s", pid_,
+                 WEXITSTATUS(status), then);
     pid_ = -1;
   }
   if (stopped_) return;
-  up_(false);
+  up_(*this, false);
+  if (!respawn_) return;
   auto delay = worker_respawn.died(quick_deaths_, started_, clock::now());
   timer_.emplace(io_, delay);
   timer_->async_wait([this, gen = generation_](const boost::system::error_code& e) {
-    if (!e && gen == generation_ && !stopped_) start();
+    if (!e && gen == generation_ && !stopped_ && respawn_) start();
   });
 }
 

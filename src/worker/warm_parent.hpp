@@ -50,12 +50,13 @@ void reap_by(int pid, std::chrono::steady_clock::time_point deadline);
 /// which it gives at once.
 class warm_parent {
  public:
-  /// `up(true)` once the parent can fork; `up(false)` when it has died
-  /// (its workers die with it), and another is starting. `command` is the
-  /// worker program's, run with "--warm-parent".
+  /// `up(*this, true)` once the parent can fork; `up(*this, false)` when
+  /// it has died (its workers die with it), and another is starting unless
+  /// respawn(false). `command` is the worker program's, run with
+  /// "--warm-parent".
   warm_parent(boost::asio::io_context& io, std::vector<std::string> command,
               std::chrono::milliseconds start_timeout, logger lines,
-              std::function<void(bool up)> up);
+              std::function<void(warm_parent&, bool up)> up);
   warm_parent(const warm_parent&) = delete;
   warm_parent& operator=(const warm_parent&) = delete;
   ~warm_parent();
@@ -64,6 +65,12 @@ class warm_parent {
   void start();
   /// Whether it can fork now.
   bool ready() const noexcept { return ready_; }
+  /// Whether another parent starts when this one dies (the default): not
+  /// for a reload's new parent until it is ready (its code may not load),
+  /// nor for the parent it replaces.
+  void respawn(bool on) noexcept { respawn_ = on; }
+  /// The parent process, or -1 between two.
+  int pid() const noexcept { return pid_; }
 
   /// Forks a worker whose socket is `fd` (the host closes its copy after);
   /// nothing if the parent cannot (it is killed and replaced then: up()).
@@ -101,7 +108,7 @@ class warm_parent {
   std::vector<std::string> command_;
   std::chrono::milliseconds start_timeout_;
   logger lines_;
-  std::function<void(bool)> up_;
+  std::function<void(warm_parent&, bool)> up_;
   std::optional<boost::asio::posix::stream_descriptor> control_;
   std::optional<boost::asio::steady_timer> timer_;  // its start's limit; its replacement's delay
   int pid_ = -1;
@@ -109,6 +116,7 @@ class warm_parent {
   bool ready_ = false;
   bool stopped_ = false;
   bool killed_ = false;  // by the host (kill_parent())
+  bool respawn_ = true;
   std::chrono::steady_clock::time_point started_{};
   unsigned quick_deaths_ = 0;
   std::optional<forked_child> reply_;  // "P", while fork() waits for it

@@ -71,7 +71,7 @@ class worker_pool final : public detail::pool_runner {
       // The workers are forked once the parent is ready (parent_up()). It
       // starts on the pool's thread, which lives as long as the pool: a
       // process dies with the thread that started it (PR_SET_PDEATHSIG).
-      parent_.emplace(io_, command_, start_timeout_, lines_, [this](bool up) { parent_up(up); });
+      parent_ = new_parent();
       for (unsigned i = 0; i < count; ++i) workers_[i].awaiting = true;
       net::post(io_, [this] { parent_->start(); });
     } else {
@@ -99,6 +99,8 @@ class worker_pool final : public detail::pool_runner {
       }
       // Its idle workers see end of stream and leave, and it with them.
       if (parent_) parent_->stop();
+      if (next_parent_) next_parent_->stop();
+      for (auto& p : old_parents_) p->stop();
       work_.reset();
     });
     thread_.join();
@@ -107,10 +109,10 @@ class worker_pool final : public detail::pool_runner {
     auto deadline = clock::now() + std::chrono::seconds(2);
     std::vector<int> pids;
     for (auto& r : retired_) {
-      if (r.pidfd >= 0)
-        ::close(r.pidfd);
+      if (r.child.pidfd >= 0)
+        ::close(r.child.pidfd);
       else
-        pids.push_back(r.pid);
+        pids.push_back(r.child.pid);
     }
     for (auto& w : workers_) {
       if (w.pidfd >= 0)
@@ -138,10 +140,20 @@ class worker_pool final : public detail::pool_runner {
     });
   }
 
+  bool renew(std::function<void(bool)> done) override {
+    net::post(io_, [this, done = std::move(done)]() mutable {
+      if (stopping_) return;
+      renewals_.push_back(std::move(done));
+      if (!renewing_) begin_renewal();
+    });
+    return true;
+  }
+
  private:
   struct worker {
     int pid = -1;
-    int pidfd = -1;  // a warm parent's worker: its handle (warm_parent.hpp)
+    int pidfd = -1;                         // a warm parent's worker: its handle (warm_parent.hpp)
+    detail::warm_parent* parent = nullptr;  // that parent
     std::optional<net::local::stream_protocol::socket> socket;
     std::unique_ptr<job> current;
     std::unique_ptr<net::steady_timer> timer;
@@ -156,6 +168,7 @@ class worker_pool final : public detail::pool_runner {
     clock::time_point memory_read{};  // when its memory was read last
     std::uint64_t memory = 0;         // what it held of its own then
     bool lifetime_over = false;       // past its max_lifetime
+    bool renew = false;               // runs the code from before a renewal: replaced
     bool vacant = false;              // a spare slot, no process: a successor starts here
     bool awaiting = false;            // no process: one is forked once the warm parent is ready
     bool ready = false;               // it said so (an empty frame): calls may go to it
@@ -197,6 +210,7 @@ class worker_pool final : public detail::pool_runner {
       }
       pid = child->pid;
       pidfd = child->pidfd;
+      w.parent = parent_.get();
     } else if (!spawn_process(sv, pid)) {
       return false;
     }
@@ -209,6 +223,7 @@ class worker_pool final : public detail::pool_runner {
     w.served = 0;
     w.vacant = false;
     w.lifetime_over = false;
+    w.renew = false;
     w.memory = 0;
     w.memory_read = {};
     w.request_limit = max_requests_ == 0 ? 0 : max_requests_ + draw(max_requests_jitter_);
@@ -274,6 +289,21 @@ class worker_pool final : public detail::pool_runner {
     queue_.pop_front();
   }
 
+  std::unique_ptr<detail::warm_parent> new_parent() {
+    return std::make_unique<detail::warm_parent>(
+        io_, command_, start_timeout_, lines_,
+        [this](detail::warm_parent& p, bool up) { parent_changed(p, up); });
+  }
+
+  void parent_changed(detail::warm_parent& p, bool up) {
+    if (&p == parent_.get())
+      parent_up(up);
+    else if (&p == next_parent_.get())
+      next_parent_up(up);
+    // A parent being replaced that dies takes its workers along, each
+    // seen as it dies and forked again by the new parent.
+  }
+
   // The warm parent is ready (`up`), or it died, and its workers with it.
   void parent_up(bool up) {
     if (stopping_) return;
@@ -300,7 +330,7 @@ class worker_pool final : public detail::pool_runner {
     if (w.pidfd >= 0) {
       detail::forked_child child{w.pid, w.pidfd};
       w.pidfd = -1;
-      return parent_->wait(child);
+      return w.parent->wait(child);
     }
     int status = 0;
     ::waitpid(w.pid, &status, 0);
@@ -498,6 +528,7 @@ class worker_pool final : public detail::pool_runner {
 
   // Why `w` is to be replaced, if it is; between calls.
   std::optional<cause> due(worker& w) {
+    if (w.renew) return cause::reload;
     if (w.request_limit != 0 && w.served >= w.request_limit) return cause::max_requests;
     if (w.lifetime_over) return cause::max_lifetime;
     if (max_memory_ != 0) {
@@ -542,6 +573,12 @@ class worker_pool final : public detail::pool_runner {
         lines_.say(log_level::notice, "worker process %d has run %.1f s; starting its successor",
                    w.pid, std::chrono::duration<double>(clock::now() - w.started).count());
         break;
+      case cause::reload:
+        lines_.say(log_level::notice,
+                   "worker process %d runs the code from before the reload; "
+                   "starting its successor",
+                   w.pid);
+        break;
       default:
         lines_.say(log_level::notice,
                    "worker process %d holds %.1f MiB of its own (the limit: %.1f MiB); starting "
@@ -560,6 +597,102 @@ class worker_pool final : public detail::pool_runner {
     publish();
   }
 
+  // Renewal (a reload): every worker is replaced as recycling replaces
+  // one, one at a time and between calls, its successor running the code
+  // loaded anew: forked by a new warm parent, which starts first (if it
+  // cannot load the code, nothing else changes), or started anew. Once no
+  // worker runs the old code, the renewal is done; a warm parent replaced
+  // ends once its last worker has left.
+  void begin_renewal() {
+    renewing_ = true;
+    if (parent_) {
+      lines_.say(log_level::notice, "reload: starting a new warm parent");
+      next_parent_ = new_parent();
+      next_parent_->respawn(false);  // its code may not load: then the old serves on
+      next_parent_->start();
+      return;
+    }
+    lines_.say(log_level::notice, "reload: replacing the worker processes");
+    mark_for_renewal();
+    replace_marked();
+  }
+
+  void next_parent_up(bool up) {
+    if (stopping_) return;
+    if (!up) {
+      // Not destroyed from within its own call: the next renewal, if any,
+      // starts from a handler of its own.
+      return renewal_failed("the new warm parent ended before it was ready");
+    }
+    lines_.say(log_level::notice,
+               "reload: the new warm parent %d is ready; replacing the worker processes",
+               next_parent_->pid());
+    parent_->respawn(false);
+    old_parents_.push_back(std::move(parent_));
+    parent_ = std::move(next_parent_);
+    parent_->respawn(true);
+    mark_for_renewal();
+    for (auto& w : workers_)
+      if (w.awaiting) spawn(w);
+    replace_marked();
+  }
+
+  // Every process running now runs the old code. A replacement under way
+  // for another cause goes on; its successor, if it started before the
+  // renewal, is replaced in turn.
+  void mark_for_renewal() {
+    for (auto& w : workers_) w.renew = w.pid > 0;
+  }
+
+  void replace_marked() {
+    recycle_next();
+    renewal_step();
+    dispatch();
+  }
+
+  // Ends the renewal under way once no worker runs the old code.
+  void renewal_step() {
+    drop_old_parents();
+    if (!renewing_ || next_parent_ ||
+        std::any_of(workers_.begin(), workers_.end(), [](const worker& w) { return w.renew; }))
+      return;
+    lines_.say(log_level::notice, "reload: every worker process runs the new code");
+    finish_renewal(true);
+  }
+
+  void renewal_failed(const char* why) {
+    lines_.say(log_level::error, "reload failed: %s; the worker processes running serve on", why);
+    for (auto& w : workers_) w.renew = false;
+    finish_renewal(false);
+  }
+
+  void finish_renewal(bool renewed) {
+    auto done = std::move(renewals_.front());
+    renewals_.pop_front();
+    renewing_ = false;
+    // A new parent that failed goes from a handler of its own (this may be
+    // its call); so does the next renewal start.
+    net::post(io_, [this, failed = std::move(next_parent_)]() mutable {
+      failed.reset();
+      if (!renewing_ && !renewals_.empty() && !stopping_) begin_renewal();
+    });
+    done(renewed);
+  }
+
+  // A replaced warm parent ends once none of its workers is left.
+  void drop_old_parents() {
+    std::erase_if(old_parents_, [this](const std::unique_ptr<detail::warm_parent>& p) {
+      const auto* parent = p.get();
+      if (std::any_of(workers_.begin(), workers_.end(),
+                      [parent](const worker& w) { return w.parent == parent; }) ||
+          std::any_of(retired_.begin(), retired_.end(),
+                      [parent](const retired_worker& r) { return r.parent == parent; }))
+        return false;
+      p->stop();
+      return true;
+    });
+  }
+
   // The replaced worker leaves: its socket is closed (it sees end of stream
   // and exits), its slot is the spare one, and the process is reaped in the
   // background (killed if it has not left within 2 s).
@@ -571,36 +704,40 @@ class worker_pool final : public detail::pool_runner {
     if (w.timer) w.timer->cancel();
     w.lifetime_timer.reset();
     ++w.generation;
-    retired_.push_back({w.pid, w.pidfd});
+    retired_.push_back({{w.pid, w.pidfd}, w.parent});
     w.pid = -1;
     w.pidfd = -1;
+    w.parent = nullptr;
+    w.renew = false;
     listed(w);
     w.ready = false;
     w.vacant = true;
     leaver_ = nullptr;
     lines_.say(log_level::notice, "worker process %d left; its successor serves",
-               retired_.back().pid);
+               retired_.back().child.pid);
     reap_retired(clock::now() + std::chrono::seconds(2));
     publish();
     recycle_next();
+    renewal_step();
   }
 
   void reap_retired(clock::time_point kill_at) {
-    std::erase_if(retired_, [&](detail::forked_child& r) {
-      if (r.pidfd >= 0) {  // a warm parent's worker: it reaps it
-        if (!detail::warm_parent::ended(r)) {
+    std::erase_if(retired_, [&](retired_worker& r) {
+      if (r.child.pidfd >= 0) {  // a warm parent's worker: it reaps it
+        if (!detail::warm_parent::ended(r.child)) {
           if (clock::now() < kill_at) return false;
-          detail::warm_parent::signal(r, SIGKILL);
+          detail::warm_parent::signal(r.child, SIGKILL);
         }
-        parent_->release(r);
+        r.parent->release(r.child);
         return true;
       }
-      if (::waitpid(r.pid, nullptr, WNOHANG) != 0) return true;
+      if (::waitpid(r.child.pid, nullptr, WNOHANG) != 0) return true;
       if (clock::now() < kill_at) return false;
-      ::kill(r.pid, SIGKILL);
-      ::waitpid(r.pid, nullptr, 0);
+      ::kill(r.child.pid, SIGKILL);
+      ::waitpid(r.child.pid, nullptr, 0);
       return true;
     });
+    drop_old_parents();
     if (retired_.empty() || stopping_) return;
     auto timer = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(20));
     timer->async_wait([this, timer, kill_at](const boost::system::error_code&) {
@@ -638,6 +775,7 @@ class worker_pool final : public detail::pool_runner {
         lines_.say(log_level::error, "worker process %d exited with status %d%s; replacing it",
                    w.pid, WEXITSTATUS(*status), when);
       w.pid = -1;
+      w.parent = nullptr;
       listed(w);
     }
     // Counted once the process is gone and before the caller hears: a
@@ -653,12 +791,20 @@ class worker_pool final : public detail::pool_runner {
                                        : "internal error: the worker processes keep dying"));
       w.current.reset();
     }
+    w.renew = false;      // its replacement runs the new code
     if (&w == leaver_) {  // being replaced: its successor takes its place
       leaver_ = nullptr;
       w.vacant = true;
       w.ready = false;
       if (successor_ == nullptr) recycle_next();
+    } else if (&w == successor_ && !w.ready && leave_cause_ == cause::reload && !parent_) {
+      // The reloaded code does not start (a warm parent's failure shows
+      // before: next_parent_up()): the workers running serve on.
+      w.vacant = true;
+      successor_ = leaver_ = nullptr;
+      renewal_failed("its first worker process did not start");
     }
+    renewal_step();
     publish();
     if (stopping_) return;
     if (w.vacant) return dispatch();  // a call handed back goes to a free worker
@@ -682,12 +828,22 @@ class worker_pool final : public detail::pool_runner {
   std::uint64_t max_memory_;                // bytes; 0: no limit
   detail::metrics::pool_stats* stats_;      // null: not counted
   std::chrono::milliseconds start_timeout_;
-  std::vector<detail::forked_child> retired_;  // replaced by recycling, not yet reaped
+  struct retired_worker {
+    detail::forked_child child;
+    detail::warm_parent* parent = nullptr;  // null: a process the pool spawned itself
+  };
+  std::vector<retired_worker> retired_;  // replaced by recycling, not yet reaped
   net::io_context io_{1};
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
   std::vector<worker> workers_;
-  std::optional<detail::warm_parent> parent_;  // worker_options::warm_parent
+  std::unique_ptr<detail::warm_parent> parent_;  // worker_options::warm_parent
+  // A renewal's new parent, until it is ready; then the parents it
+  // replaced, until their workers have left.
+  std::unique_ptr<detail::warm_parent> next_parent_;
+  std::vector<std::unique_ptr<detail::warm_parent>> old_parents_;
+  std::deque<std::function<void(bool)>> renewals_;  // the first is under way, if renewing_
+  bool renewing_ = false;
   std::deque<std::unique_ptr<job>> queue_;
   worker* leaver_ = nullptr;     // being replaced (recycle()), serving until its successor is ready
   worker* successor_ = nullptr;  // starting in the spare slot, to take its place
