@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,6 +100,23 @@ class server {
 
   /// Blocks until the server has stopped.
   void wait();
+
+  /// Loads the worker processes' code anew while the server serves
+  /// (rapidrpcd's SIGHUP with --python): every worker process is replaced,
+  /// one at a time and between calls, by one that has loaded the code again
+  /// (forked by a new warm parent with workers.warm_parent, which starts
+  /// first; else started anew), so that no call fails and the pool never
+  /// has fewer workers serving. Once none runs the old code, `methods` (the
+  /// new code's table: describe_worker_methods()) replaces the registry's
+  /// reloadable methods, the API page is made again, and `done(true)` is
+  /// called. If the new code does not start (its warm parent ends before it
+  /// is ready, or the first new worker does), the workers running serve on
+  /// with the methods they had, and `done(false)`. `done` runs on the
+  /// pool's thread, not at all if the server stops first. Reloads asked for
+  /// while one is under way follow it in order. Returns false, doing
+  /// nothing, if the server has no worker processes (workers.isolate) of
+  /// its own or is not serving.
+  bool reload_workers(method_table methods, std::function<void(bool reloaded)> done);
 
   /// Re-opens the access log by its path, so that after a rename (log
   /// rotation) new lines go to a new file. Any thread (not a signal

@@ -39,14 +39,20 @@ int serve_worker(const registry& methods, int fd = 3);
 /// with "--describe" appended, which writes to its standard output an
 /// XML-RPC methodResponse whose value is the method table, an array of
 /// structs {name, help, signature (array of strings), params (the names),
-/// min, max (the parameter counts; max -1: any)}, and exits 0. Adds each
-/// method to `methods` as a pool method with that help, signature, names
-/// and count, run by the worker processes of server_options::workers.command
-/// (the same `command`): the server answers an unknown method, a wrong
-/// count, named parameters and the system.* methods itself. Throws
-/// std::runtime_error, with what the program wrote to its standard error
-/// (an import error's traceback), if it cannot be started, does not exit 0
-/// within `limit`, or writes a table that cannot be read.
+/// min, max (the parameter counts; max -1: any)}, and exits 0. Returns each
+/// method as a pool method with that help, signature, names and count, run
+/// by the worker processes of server_options::workers.command (the same
+/// `command`): the server answers an unknown method, a wrong count, named
+/// parameters and the system.* methods itself. Throws std::runtime_error,
+/// with what the program wrote to its standard error (an import error's
+/// traceback), if it cannot be started, does not exit 0 within `limit`, or
+/// writes a table that cannot be read.
+method_table describe_worker_methods(const std::vector<std::string>& command,
+                                     std::chrono::milliseconds limit = std::chrono::seconds(5));
+
+/// describe_worker_methods(), its methods added to `methods` as reloadable
+/// ones (registry::add_reloadable()): server::reload_workers() replaces
+/// them with the table of the code loaded anew.
 void add_worker_methods(registry& methods, const std::vector<std::string>& command,
                         std::chrono::milliseconds limit = std::chrono::seconds(5));
 

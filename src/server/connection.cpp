@@ -406,8 +406,8 @@ void connection::handle_request(bool keep_alive) {
   if (req.method != bhttp::verb::post) {
     // A browser opening the URL gets the API page (server_options::http.api_page).
     const bool head = req.method == bhttp::verb::head;
-    if ((head || req.method == bhttp::verb::get) && req.accepts_html && !shared.page.empty())
-      return write_api_page(head);
+    if ((head || req.method == bhttp::verb::get) && req.accepts_html)
+      if (auto page = shared.page.get()) return write_api_page(*page, head);
     return http_error(405, !keep_alive_, "Allow: POST\r\n");
   }
   if (req.bad_expect) return http_error(417, !keep_alive_);
@@ -548,17 +548,17 @@ bool connection::send_in_place(const http::response_head& head) {
 
 // The page made at start(), gzipped when the client takes gzip and the page
 // is past gzip_min_bytes; HEAD gets the same head and no body.
-void connection::write_api_page(bool head_only) {
+void connection::write_api_page(const api_page& page, bool head_only) {
   const auto& shared = loop_.shared();
   const http::request& req = reader_.current();
   http::response_head head;
   head.keep_alive = keep_alive_;
   head.http10 = http10_;
   head.content_type = "text/html; charset=utf-8";
-  head.extra = shared.page.headers;
-  std::string_view payload = shared.page.html;
-  if (req.accepts_gzip && !shared.page.gzipped.empty()) {
-    payload = shared.page.gzipped;
+  head.extra = page.headers;
+  std::string_view payload = page.html;
+  if (req.accepts_gzip && !page.gzipped.empty()) {
+    payload = page.gzipped;
     head.gzip = true;
   }
   head.content_length = payload.size();

@@ -75,7 +75,7 @@ class connection final : public std::enable_shared_from_this<connection>,
   void on_relayed(http::response* r, relay_failure why) override;
   void write_response(const rpc::reply& r);
   bool send_in_place(const http::response_head& head);
-  void write_api_page(bool head_only);
+  void write_api_page(const api_page& page, bool head_only);
   void http_error(int status, bool close, std::string_view extra = {});
   int on_header(const http::request& r) override;
   void log_response(int status, std::int32_t fault, std::size_t response_bytes,

@@ -50,7 +50,8 @@ struct serving_state {
   bool jsonrpc = true;
   std::string server_name;
   std::size_t gzip_min_bytes = 1024;
-  api_page page;  ///< a browser's GET on a path (empty: off, 405)
+  /// A browser's GET on a path (null: off, 405); made again by a reload.
+  rapidrpc::detail::shared_slot<api_page> page;
   std::atomic<std::size_t> connections{0};
 
   // How the mode shapes the loops (see server.cpp, start()).

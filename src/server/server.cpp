@@ -2,6 +2,7 @@
 
 #include "access/access.hpp"
 #include "metrics/metrics.hpp"
+#include "registry/pool.hpp"
 #include "server/admin.hpp"
 #include "server/listen.hpp"
 #include "server/loop.hpp"
@@ -103,6 +104,13 @@ struct server::impl {
     return options.serving.mode == serving_mode::fork ||
            options.serving.mode == serving_mode::prefork;
   }
+  // The API page, of the methods registered now (none: off).
+  void make_page() {
+    if (options.http.api_page && options.relay.socket.empty())
+      shared.page.set(std::make_shared<const detail::api_page>(detail::make_api_page(
+          methods, {options.http.server_name, options.http.jsonrpc, options.http.gzip_min_bytes})));
+  }
+
   // The steps of start(), in order (defined below).
   void configure();
   void make_runners();
@@ -151,9 +159,7 @@ void server::impl::configure() {
   shared.gzip_min_bytes = options.http.gzip_min_bytes;
   shared.relay = {options.relay.socket, static_cast<pid_t>(options.relay.keep_pid),
                   options.workers.method_timeout, shared.lines};
-  if (options.http.api_page && options.relay.socket.empty())
-    shared.page = detail::make_api_page(
-        methods, {options.http.server_name, options.http.jsonrpc, options.http.gzip_min_bytes});
+  make_page();
   methods.set_multicall_limit(options.limits.max_multicall);
   methods.set_default_timeout(options.workers.method_timeout);
   if (options.access.authorize) methods.set_authorizer(options.access.authorize);
@@ -322,6 +328,21 @@ void server::wait() {
     impl_->joined = true;
     impl_->destroy_all();
   }
+}
+
+bool server::reload_workers(method_table methods, std::function<void(bool)> done) {
+  std::lock_guard lock(impl_->mutex);
+  auto* runner = impl_->runners.runner.get();
+  if (!impl_->started || impl_->stopping || runner == nullptr || impl_->runners.front != nullptr)
+    return false;
+  auto table = std::make_shared<method_table>(std::move(methods));
+  return runner->renew([s = impl_.get(), table, done = std::move(done)](bool renewed) {
+    if (renewed) {
+      s->methods.reload(std::move(*table));
+      s->make_page();
+    }
+    if (done) done(renewed);
+  });
 }
 
 void server::reopen_logs() {

@@ -113,8 +113,8 @@ std::vector<std::string> strings(const value& v) {
 
 }  // namespace
 
-void add_worker_methods(registry& methods, const std::vector<std::string>& command,
-                        std::chrono::milliseconds limit) {
+method_table describe_worker_methods(const std::vector<std::string>& command,
+                                     std::chrono::milliseconds limit) {
   auto argv = command;
   argv.emplace_back("--describe");
   run_result r = run_captured(argv, limit);
@@ -129,9 +129,7 @@ void add_worker_methods(registry& methods, const std::vector<std::string>& comma
   if (table == nullptr || !std::holds_alternative<value>(*table))
     throw std::runtime_error("the worker program's method table cannot be read" +
                              (r.err.empty() ? std::string() : ":\n" + r.err));
-  // The whole table is read before any of it is added: a table that
-  // cannot be read adds nothing.
-  std::vector<std::pair<std::string, method>> read;
+  method_table read;
   try {
     for (const auto& entry : std::get<value>(*table).as<array>()) {
       const auto& s = entry.as<structure>();
@@ -147,7 +145,7 @@ void add_worker_methods(registry& methods, const std::vector<std::string>& comma
       m.run = [](const array&) -> value {
         throw fault(fault_code::internal_error, "internal error");
       };
-      read.emplace_back(member(s, "name").as<std::string>(), std::move(m));
+      read.insert_or_assign(member(s, "name").as<std::string>(), std::move(m));
     }
   } catch (const std::runtime_error&) {
     throw;
@@ -155,7 +153,12 @@ void add_worker_methods(registry& methods, const std::vector<std::string>& comma
     throw std::runtime_error(std::string("the worker program's method table is malformed: ") +
                              e.what());
   }
-  for (auto& [name, m] : read) methods.add_method(std::move(name), std::move(m));
+  return read;
+}
+
+void add_worker_methods(registry& methods, const std::vector<std::string>& command,
+                        std::chrono::milliseconds limit) {
+  methods.add_reloadable(describe_worker_methods(command, limit));
 }
 
 }  // namespace rapidrpc

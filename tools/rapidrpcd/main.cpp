@@ -265,6 +265,8 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
                static_cast<long long>(now.tv_sec) * 1000000 + now.tv_nsec / 1000);
     if (!settings.config_file.empty()) rapidrpcd::reload_settings(settings, argc, argv);
     server.reopen_logs();
+    // READY=1 once the workers run the new code, if they are being replaced.
+    if (settings.python.on() && rapidrpcd::reload_python(server, settings.python)) return;
     sd_notify(0, "READY=1");
   };
   int sig = 0;

@@ -2,8 +2,10 @@
 
 #include <rapidrpc/worker.hpp>
 
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -48,11 +50,56 @@ std::vector<std::string> python_worker_command(const python_settings& python) {
   return argv;
 }
 
-void add_python_methods(rapidrpc::registry& methods, const python_settings& python) {
+namespace {
+
+// The describe step's command: with --warm-parent it refuses a module that
+// cannot be forked from.
+std::vector<std::string> describe_command(const python_settings& python) {
   auto command = python_worker_command(python);
-  // Its describe step refuses a module that cannot be forked from.
   if (!python.spawn_workers) command.emplace_back("--warm-parent");
-  rapidrpc::add_worker_methods(methods, command);
+  return command;
+}
+
+}  // namespace
+
+void add_python_methods(rapidrpc::registry& methods, const python_settings& python) {
+  rapidrpc::add_worker_methods(methods, describe_command(python));
+}
+
+bool reload_python(rapidrpc::server& server, const python_settings& python) {
+  rapidrpc::method_table table;
+  try {
+    table = rapidrpc::describe_worker_methods(describe_command(python));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "rapidrpcd: reload: cannot load --python %s: %s\n"
+                 "rapidrpcd: reload: the running code serves on\n",
+                 python.module.c_str(), e.what());
+    return false;
+  }
+  const std::string count =
+      std::to_string(table.size()) + (table.size() == 1 ? " method" : " methods");
+  std::fprintf(stderr, "rapidrpcd: reload: %s imported anew (%s)\n", python.module.c_str(),
+               count.c_str());
+  const bool begun =
+      server.reload_workers(std::move(table), [module = python.module, count](bool reloaded) {
+        if (reloaded)
+          std::fprintf(stderr, "rapidrpcd: reload: every worker runs the new %s (%s)\n",
+                       module.c_str(), count.c_str());
+        else
+          std::fprintf(stderr,
+                       "rapidrpcd: reload: the new %s did not start; the running code "
+                       "serves on\n",
+                       module.c_str());
+        sd_notify(0, "READY=1");
+      });
+  if (!begun)
+    std::fprintf(stderr,
+                 "rapidrpcd: reload: the new %s is not served: a front of worker hosts keeps the "
+                 "methods and workers it started with (reload each host, then restart the front "
+                 "or upgrade it: SIGUSR2)\n",
+                 python.module.c_str());
+  return begun;
 }
 
 }  // namespace rapidrpcd

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <rapidrpc/registry.hpp>
+#include <rapidrpc/server.hpp>
 
 #include <string>
 #include <vector>
@@ -39,5 +40,13 @@ std::vector<std::string> python_worker_command(const python_settings& python);
 /// describe step lists them (rapidrpc::add_worker_methods). Throws std::runtime_error with the
 /// worker's own words (an import error's traceback) if it cannot be loaded within 5 seconds.
 void add_python_methods(rapidrpc::registry& methods, const python_settings& python);
+
+/// SIGHUP: imports the module anew (the describe step), then has `server`
+/// replace its workers by ones running the new code and serve the new
+/// method table (server::reload_workers()); says so on standard error, and
+/// READY=1 to the service manager once the new code serves. False, with
+/// nothing changed and the reason said, if the module cannot be loaded or
+/// the server has no workers of its own to replace.
+bool reload_python(rapidrpc::server& server, const python_settings& python);
 
 }  // namespace rapidrpcd
