@@ -62,7 +62,7 @@ REASONS = ("bad_request", "auth", "allowlist", "not_found", "method_not_allowed"
            "unsupported_encoding", "expectation_failed", "header_too_large", "connections",
            "method_denied", "invalid_request")
 CAUSES = ("crash", "idle_death", "timeout", "protocol", "max_requests", "max_lifetime",
-          "max_memory")
+          "max_memory", "reload")
 
 
 OPERATIONS_MD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",

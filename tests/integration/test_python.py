@@ -407,11 +407,15 @@ class WarmParent(unittest.TestCase):
                 f.write("import os\n\ndef pid() -> int:\n    return os.getpid()\n")
             with running_daemon("--python", "vanishing", "--python-path", tmp, "--workers", "1",
                                 *ADMIN, env_args=False) as d:
-                wait_for_workers(d, 1)
+                (worker,) = wait_for_workers(d, 1)
                 (parent,) = procs.warm_parents(d.proc.pid)
                 os.rename(module, module + ".away")
                 shutil.rmtree(os.path.join(tmp, "__pycache__"), ignore_errors=True)
                 os.kill(parent, signal.SIGKILL)
+                # Its worker dies with it (PR_SET_PDEATHSIG): a call sent
+                # before would meet it dying, and fail for that.
+                wait_until(lambda: procs.stat(worker) is None or procs.stat(worker)[1] == "Z", 10,
+                           "the worker gone with its parent")
                 # Each new parent fails its import: after three, the call
                 # waiting for a worker hears so rather than wait for ever.
                 f = parse_fault(raw_call(d, call_body("pid")).body)
