@@ -75,7 +75,7 @@ class worker_pool final : public detail::pool_runner {
       for (unsigned i = 0; i < count; ++i) workers_[i].awaiting = true;
       net::post(io_, [this] { parent_->start(); });
     } else {
-      for (unsigned i = 0; i < count; ++i) spawn(workers_[i]);
+      for (unsigned i = 0; i < count; ++i) fill(workers_[i]);
     }
     publish();
     thread_ = std::thread([this] { io_.run(); });
@@ -309,7 +309,7 @@ class worker_pool final : public detail::pool_runner {
     if (stopping_) return;
     if (up) {
       for (auto& w : workers_)
-        if (w.awaiting) spawn(w);
+        if (w.awaiting) fill(w);
     } else {
       count_against_first_waiting();
     }
@@ -633,7 +633,7 @@ class worker_pool final : public detail::pool_runner {
     parent_->respawn(true);
     mark_for_renewal();
     for (auto& w : workers_)
-      if (w.awaiting) spawn(w);
+      if (w.awaiting) fill(w);
     replace_marked();
   }
 
@@ -810,14 +810,29 @@ class worker_pool final : public detail::pool_runner {
     if (w.vacant) return dispatch();  // a call handed back goes to a free worker
     // Replaced at once, unless workers keep dying young: then ever more
     // slowly, up to 5 s, so a crash loop does not eat the machine.
-    auto delay = worker_respawn.died(w.quick_deaths, w.started, clock::now());
+    fill_after(w, worker_respawn.died(w.quick_deaths, w.started, clock::now()));
+    dispatch();  // a call handed back goes to a free worker meanwhile
+  }
+
+  // Starts a process in slot `w`. One that cannot be started (no
+  // descriptor or memory left, the program gone) is tried again as a
+  // worker that died young is replaced, ever more slowly up to 5 s, each
+  // failure counted against the first call waiting while none is up: the
+  // slot is never left empty for good, nor a call waiting for ever.
+  void fill(worker& w) {
+    if (spawn(w)) return;
+    w.started = clock::now();
+    count_against_first_waiting();
+    fill_after(w, worker_respawn.died(w.quick_deaths, w.started, clock::now()));
+  }
+
+  void fill_after(worker& w, std::chrono::milliseconds delay) {
     auto timer = std::make_shared<net::steady_timer>(io_, delay);
     timer->async_wait([this, &w, timer](const boost::system::error_code&) {
       if (stopping_) return;
-      spawn(w);
+      fill(w);
       dispatch();
     });
-    dispatch();  // a call handed back goes to a free worker meanwhile
   }
 
   detail::logger lines_;

@@ -140,5 +140,49 @@ TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) 
   EXPECT_LE(workers_started(), 4);
 }
 
+TEST_F(WorkerPool, AWorkerThatCannotBeStartedIsTriedAgainUntilItCan) {
+  // The worker program is not there: each start fails (posix_spawn), and
+  // counts against the call waiting, which fails after three. Once the
+  // program is there, the slot's next try starts it and a call succeeds.
+  const fs::path program = dir_ / "worker";
+  worker_options wo;
+  wo.command = {program.string()};
+  auto pool = make_worker_pool(wo, 1);
+  registry methods;
+  demo::add_methods(methods);
+  boost::asio::io_context loop;
+  auto work = boost::asio::make_work_guard(loop);
+  auto call = [&] {
+    std::optional<outcome> got;
+    detail::pool_call c;
+    c.m = methods.find("load");
+    c.name = "load";
+    c.params = {value(20)};
+    c.loop = loop.get_executor();
+    c.done = [&](outcome o) {
+      got = std::move(o);
+      loop.stop();
+    };
+    pool->run(std::move(c));
+    loop.restart();
+    loop.run_for(std::chrono::seconds(15));
+    return got;
+  };
+  auto first = call();
+  ASSERT_TRUE(first.has_value()) << "the call waiting never heard the worker cannot start";
+  ASSERT_TRUE(std::holds_alternative<fault>(*first));
+  EXPECT_NE(std::string(std::get<fault>(*first).what()).find("keep dying"), std::string::npos)
+      << std::get<fault>(*first).what();
+  {
+    std::ofstream script(program);
+    script << "#!/bin/sh\nexec '" << test::rapidrpcd_path << "' --worker\n";
+  }
+  fs::permissions(program, fs::perms::owner_all);
+  auto second = call();
+  ASSERT_TRUE(second.has_value()) << "no worker started once the program was there";
+  ASSERT_TRUE(std::holds_alternative<value>(*second)) << std::get<fault>(*second).what();
+  EXPECT_EQ(std::get<value>(*second), value("6765"));
+}
+
 }  // namespace
 }  // namespace rapidrpc
