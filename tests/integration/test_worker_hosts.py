@@ -230,8 +230,12 @@ class WorkerHosts(unittest.TestCase):
         # Back, the host still runs the call the front failed (its 6 s are
         # not over): it announces itself only once that call has ended, so
         # that its place is free when calls come; its late answer is ignored.
-        wait_until(lambda: "once its 1 call(s) still running end" in frozen.stderr_text(), 5,
-                   "the host waiting for its call to end before it announces itself")
+        try:
+            wait_until(lambda: "once its 1 call(s) still running end" in frozen.stderr_text(), 5,
+                       "the host waiting for its call to end before it announces itself")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- the host ---\n{frozen.diagnostics()}\n"
+                                 f"--- the front ---\n{self.front.diagnostics()}") from None
         self.connected(3)
         self.assert_two_calls_run_side_by_side()
 
