@@ -593,6 +593,8 @@ class worker_pool final : public detail::pool_runner {
     if (!spawn(*spare)) {
       spare->vacant = true;
       leaver_ = successor_ = nullptr;
+      // Tried again after the worker's next call, unless it was a reload's.
+      if (why == cause::reload) renewal_failed("a worker process cannot be started");
     }
     publish();
   }
@@ -653,7 +655,7 @@ class worker_pool final : public detail::pool_runner {
   // Ends the renewal under way once no worker runs the old code.
   void renewal_step() {
     drop_old_parents();
-    if (!renewing_ || next_parent_ ||
+    if (!renewing_ || stopping_ || next_parent_ ||
         std::any_of(workers_.begin(), workers_.end(), [](const worker& w) { return w.renew; }))
       return;
     lines_.say(log_level::notice, "reload: every worker process runs the new code");
@@ -661,6 +663,7 @@ class worker_pool final : public detail::pool_runner {
   }
 
   void renewal_failed(const char* why) {
+    if (!renewing_ || stopping_) return;
     lines_.say(log_level::error, "reload failed: %s; the worker processes running serve on", why);
     for (auto& w : workers_) w.renew = false;
     finish_renewal(false);

@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <optional>
 #include <stdexcept>
@@ -439,9 +440,11 @@ TEST_F(RegistryTest, CallsRunWhileTheMethodsAreReloaded) {
   });
   std::vector<std::thread> loops;
   std::atomic<int> answered{0};
-  for (int t = 0; t < 2; ++t) {
-    loops.emplace_back([&] {
-      boost::asio::io_context loop;
+  // They outlive the pool's last post to them (pool.join() below).
+  std::array<boost::asio::io_context, 2> contexts;
+  for (std::size_t t = 0; t < contexts.size(); ++t) {
+    loops.emplace_back([&, t] {
+      auto& loop = contexts[t];
       auto guard = boost::asio::make_work_guard(loop);
       const call_context c{loop.get_executor(), nullptr, &on_pool};
       int mine = 0;
@@ -462,6 +465,7 @@ TEST_F(RegistryTest, CallsRunWhileTheMethodsAreReloaded) {
   for (auto& l : loops) l.join();
   done = true;
   reloader.join();
+  pool.join();
   EXPECT_EQ(answered.load(), 4000);
 }
 
