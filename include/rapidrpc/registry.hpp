@@ -312,9 +312,9 @@ class registry {
 
   /// Adds methods that reload() may replace while the server runs (worker
   /// methods: rapidrpc::add_worker_methods()). Set-up, like add(); a name
-  /// here hides one added otherwise. Looking one up takes a short lock (to
-  /// hold its table); the other methods are found without one, unless
-  /// their name is first looked for among the reloadable ones.
+  /// here hides one added otherwise. Once there are reloadable methods,
+  /// every lookup takes a short lock (to hold their table); a registry
+  /// without them looks methods up with none.
   void add_reloadable(method_table methods);
 
   /// Replaces every reloadable method by `methods` at once (names may come
