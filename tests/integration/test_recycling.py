@@ -40,6 +40,23 @@ def rapidrpc_path():
     return os.environ.get("RAPIDRPC") or os.path.join(os.path.dirname(daemon_path()), "rapidrpc")
 
 
+def replacements(d):
+    """[(pid, why)] of each replacement the daemon `d` has begun, checking
+    that each one ended (its worker left) before the next began."""
+    begun, open_pid = [], None
+    for line in d.stderr_text(limit=10**6).splitlines():
+        m = BEGIN_RE.search(line)
+        if m:
+            assert open_pid is None, f"{line!r} while {open_pid} is being replaced"
+            open_pid = m.group(1)
+            begun.append((int(m.group(1)), m.group(2)))
+        m = LEFT_RE.search(line)
+        if m:
+            assert m.group(1) == open_pid, f"{line!r}: not the one being replaced"
+            open_pid = None
+    return begun
+
+
 class UpWatch(threading.Thread):
     """Reads rapidrpc_worker_processes_up over and over until stopped; .low
     is the lowest reading."""
@@ -72,22 +89,6 @@ class Recycling(unittest.TestCase):
                    f"{workers} workers up")
         return d
 
-    def replacements(self, d):
-        """[(pid, why)] of each replacement begun, checking that each one
-        ended (its worker left) before the next began."""
-        begun, open_pid = [], None
-        for line in d.stderr_text(limit=10**6).splitlines():
-            m = BEGIN_RE.search(line)
-            if m:
-                self.assertIsNone(open_pid, f"{line!r} while {open_pid} is being replaced")
-                open_pid = m.group(1)
-                begun.append((int(m.group(1)), m.group(2)))
-            m = LEFT_RE.search(line)
-            if m:
-                self.assertEqual(m.group(1), open_pid, f"{line!r}: not the one being replaced")
-                open_pid = None
-        return begun
-
     def bench(self, d, calls, method, *params):
         p = subprocess.run([rapidrpc_path(), "bench", d.url, method, *params, "-c", "8", "-n",
                             str(calls), "--json"], capture_output=True, text=True, timeout=120)
@@ -104,7 +105,7 @@ class Recycling(unittest.TestCase):
                 result = self.bench(d, 10000, method, *params)
                 self.assertEqual(result["errors"]["total"], 0, result["first_error"])
                 self.assertEqual(result["ok"], 10000)
-                if len(self.replacements(d)) >= 4:
+                if len(replacements(d)) >= 4:
                     break
         finally:
             watch.stop()
@@ -112,7 +113,7 @@ class Recycling(unittest.TestCase):
         self.assertGreaterEqual(watch.low, workers, "fewer workers serving than --workers")
 
     def jittered(self, d, least, jitter):
-        begun = self.replacements(d)
+        begun = replacements(d)
         limits = []
         for pid, why in begun:
             m = LIMIT_RE.fullmatch(why)
@@ -142,11 +143,11 @@ class Recycling(unittest.TestCase):
         watch.start()
         try:
             # The three started together, so they are due together.
-            wait_until(lambda: len(self.replacements(d)) >= 6, 20, "six replacements")
+            wait_until(lambda: len(replacements(d)) >= 6, 20, "six replacements")
         finally:
             watch.stop()
         self.assertGreaterEqual(watch.low, 3, "fewer workers serving than --workers")
-        for pid, why in self.replacements(d):
+        for pid, why in replacements(d):
             self.assertRegex(why, r"^has run \d+\.\d s$")
         self.assertNotIn("died", d.stderr_text(limit=10**6))
 
@@ -158,7 +159,7 @@ class Recycling(unittest.TestCase):
                         "def pid() -> int:\n    return os.getpid()\n")
             d = self.start(1, "--python", "slow", "--python-path", folder,
                            "--max-worker-lifetime", "0.3")
-            wait_until(lambda: len(self.replacements(d)) >= 2, 15, "two replacements")
+            wait_until(lambda: len(replacements(d)) >= 2, 15, "two replacements")
 
 
     def test_recycling_among_crashes_and_timeouts(self):

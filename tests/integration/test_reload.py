@@ -26,7 +26,7 @@ import xmlrpc.client
 
 import procs
 from harness import HOST, Daemon, main, wait_until
-from test_recycling import BEGIN_RE, LEFT_RE, UpWatch
+from test_recycling import UpWatch, replacements
 from test_upgrade import Bench
 
 METHOD_NOT_FOUND = -32601
@@ -111,21 +111,6 @@ class Reload(unittest.TestCase):
     def workers(self, d):
         return sorted(procs.serving(d.proc.pid))
 
-    def one_at_a_time(self, d):
-        """The replacements, each begun once the one before ended."""
-        begun, open_pid = [], None
-        for line in d.stderr_text(limit=10**6).splitlines():
-            m = BEGIN_RE.search(line)
-            if m:
-                self.assertIsNone(open_pid, f"{line!r} while {open_pid} is being replaced")
-                open_pid = m.group(1)
-                begun.append(m.group(2))
-            m = LEFT_RE.search(line)
-            if m:
-                self.assertEqual(m.group(1), open_pid, line)
-                open_pid = None
-        return begun
-
     def reload_under_load(self, d, reloads=1):
         watch = UpWatch(d)
         watch.start()
@@ -146,7 +131,8 @@ class Reload(unittest.TestCase):
         self.assertGreater(bench.result["ok"], 1000)
         self.assertGreater(watch.reads, 20)
         self.assertGreaterEqual(watch.low, 2, "fewer workers serving than --workers")
-        self.assertEqual(self.one_at_a_time(d),
+        # One at a time, each begun once the one before ended.
+        self.assertEqual([why for _, why in replacements(d)],
                          ["runs the code from before the reload"] * 2 * reloads)
         self.assertEqual(d.metric("rapidrpc_worker_restarts_total", cause="reload"), 2 * reloads)
 

@@ -66,6 +66,29 @@ class WorkerPool : public ::testing::Test {
     return result;
   }
 
+  // One load(20) through `pool`, posted back to a loop of the test's own:
+  // its outcome, or none if it has none within `limit`.
+  static std::optional<outcome> load_through(detail::pool_runner& pool,
+                                             std::chrono::seconds limit) {
+    registry methods;
+    demo::add_methods(methods);
+    boost::asio::io_context loop;
+    auto work = boost::asio::make_work_guard(loop);
+    std::optional<outcome> got;
+    detail::pool_call call;
+    call.m = methods.find("load");
+    call.name = "load";
+    call.params = {value(20)};
+    call.loop = loop.get_executor();
+    call.done = [&](outcome o) {
+      got = std::move(o);
+      loop.stop();
+    };
+    pool.run(std::move(call));
+    loop.run_for(limit);
+    return got;
+  }
+
   // How many workers started: each script adds a line to $0/started.
   int workers_started() const {
     std::ifstream in(dir_ / "started");
@@ -115,22 +138,7 @@ TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) 
   worker_options wo;
   wo.command = {"/bin/sh", "-c", R"(echo x >>"$0/started"; exec sleep 30)", dir_.string()};
   auto pool = make_worker_pool(wo, 1, nullptr, std::chrono::milliseconds(200));
-  registry methods;
-  demo::add_methods(methods);
-  boost::asio::io_context loop;
-  auto work = boost::asio::make_work_guard(loop);
-  std::optional<outcome> got;
-  detail::pool_call call;
-  call.m = methods.find("load");
-  call.name = "load";
-  call.params = {value(20)};
-  call.loop = loop.get_executor();
-  call.done = [&](outcome o) {
-    got = std::move(o);
-    loop.stop();
-  };
-  pool->run(std::move(call));
-  loop.run_for(std::chrono::seconds(10));
+  auto got = load_through(*pool, std::chrono::seconds(10));
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(std::holds_alternative<fault>(*got));
   EXPECT_NE(std::string(std::get<fault>(*got).what()).find("keep dying"), std::string::npos)
@@ -148,26 +156,7 @@ TEST_F(WorkerPool, AWorkerThatCannotBeStartedIsTriedAgainUntilItCan) {
   worker_options wo;
   wo.command = {program.string()};
   auto pool = make_worker_pool(wo, 1);
-  registry methods;
-  demo::add_methods(methods);
-  boost::asio::io_context loop;
-  auto work = boost::asio::make_work_guard(loop);
-  auto call = [&] {
-    std::optional<outcome> got;
-    detail::pool_call c;
-    c.m = methods.find("load");
-    c.name = "load";
-    c.params = {value(20)};
-    c.loop = loop.get_executor();
-    c.done = [&](outcome o) {
-      got = std::move(o);
-      loop.stop();
-    };
-    pool->run(std::move(c));
-    loop.restart();
-    loop.run_for(std::chrono::seconds(15));
-    return got;
-  };
+  auto call = [&] { return load_through(*pool, std::chrono::seconds(15)); };
   auto first = call();
   ASSERT_TRUE(first.has_value()) << "the call waiting never heard the worker cannot start";
   ASSERT_TRUE(std::holds_alternative<fault>(*first));
