@@ -11,6 +11,8 @@
 - gzip: gzip streams as Python's gzip module writes them, and broken ones.
 - worker_message: every message of the worker-host protocol, and broken
   ones (frames separated by NUL bytes; see worker_message.cpp).
+- worker_answer: a Python worker's answers in marshal's form, and ones the
+  host refuses (see worker_answer.cpp).
 
 Files named regress-* are regression inputs added by hand: this script
 leaves them alone. Output is deterministic (gzip mtime 0).
@@ -289,7 +291,31 @@ def worker_messages():
         write("worker_message", name, b"\0".join(frames))
 
 
+def worker_answers():
+    """Answers in marshal's form as the Python worker writes them, and ones
+    the host refuses."""
+    import marshal
+    clean("worker_answer")
+    results = {
+        "int": 8, "i8": 2**40, "i8-min": -2**63, "past-64-bits": 2**64, "float": 0.1,
+        "negative-zero": -0.0, "nan": float("nan"), "string": "caf\xe9 <&>", "empty": "",
+        "bytes": b"\x00\xff", "none": None, "booleans": [True, False],
+        "tuple": (1, (2, 3)), "nested": {"a": [1, {"b": []}], "c": {}},
+        "surrogate": "\ud800", "set": {1}, "complex": 1j, "int-key": {1: 2},
+        "deep": [[[[[[]]]]]],
+    }
+    for name, v in results.items():
+        write("worker_answer", name, b"r" + marshal.dumps(v, 2))
+    write("worker_answer", "fault", b"f" + marshal.dumps((42, "x"), 2))
+    write("worker_answer", "fault-not-pair", b"f" + marshal.dumps((42,), 2))
+    write("worker_answer", "version-4", b"r" + marshal.dumps(["a", "a"], 4))
+    write("worker_answer", "cut-short", b"r" + marshal.dumps([1, 2], 2)[:-1])
+    write("worker_answer", "trailing", b"r" + marshal.dumps(1, 2) + b"N")
+    write("worker_answer", "xml", b"<?xml version='1.0'?><methodResponse/>")
+
+
 def main():
+    worker_answers()
     worker_messages()
     http_request()
     xmlrpc_documents()

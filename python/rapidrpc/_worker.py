@@ -13,8 +13,9 @@ system's python3 as it is.
         (the workers forked from it would run without them).
     _worker.py --module MODULE[:HOOK] [--path DIR]...
         serves the worker protocol on descriptor 3: each message is a
-        4-byte big-endian length and an XML-RPC document; a methodCall in,
-        one methodResponse out; end of stream ends the process.
+        4-byte big-endian length and a call, or its answer, in the compact
+        form (marshal's, below) or as an XML-RPC document; a call in, one
+        answer out; end of stream ends the process.
     _worker.py --module MODULE[:HOOK] [--path DIR]... --warm-parent
         imports the module once and forks the workers, each serving the
         worker protocol as above; descriptor 3 is a SOCK_SEQPACKET socket
@@ -33,6 +34,7 @@ import faulthandler
 import gc
 import importlib
 import inspect
+import marshal
 import os
 import re
 import select
@@ -47,6 +49,23 @@ import typing
 import xmlrpc.client
 
 MAX_FRAME = 64 * 1024 * 1024  # as the host's max_worker_frame_bytes
+
+# The compact form (src/worker/marshal.hpp): a frame's first byte says what
+# it holds. The host sends b"m" and marshal.dumps((name, params), 2); the
+# worker answers b"r" and marshal.dumps(result, 2), or b"f" and
+# marshal.dumps((code, text), 2), or an XML-RPC methodResponse for a result
+# marshal cannot carry (datetime, Binary, an object's attributes) or that
+# XML-RPC writes otherwise (an infinite or NaN float: Python's marshaller
+# writes "inf" and "nan", which the host's writer refuses). The worker says
+# HELLO when it is ready, so the host knows it reads this form.
+HELLO = b"marshal 2"
+MARSHAL_VERSION = 2
+CALL, RESULT, FAULT = b"m"[0], b"r", b"f"
+# A double in marshal form whose exponent bits are all set (infinite, NaN):
+# 'g', then 8 bytes little-endian. It may match inside other data as well,
+# where the XML-RPC answer it costs is merely slower.
+NON_FINITE = re.compile(rb"g[\x00-\xff]{6}[\xf0-\xff][\x7f\xff]")
+INT32 = range(-2**31, 2**31)
 INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
@@ -389,19 +408,54 @@ class Worker:
         if f is None:
             return fault(METHOD_NOT_FOUND, "method not found")
         try:
-            result = f(*params)
-            if inspect.isawaitable(result):
-                if self.loop is None:
-                    import asyncio  # here: a worker without async methods is smaller
-                    self.loop = asyncio.new_event_loop()
-                result = self.loop.run_until_complete(result)
+            result = self.run(f, params)
         except xmlrpc.client.Fault as f_:
             return fault(f_.faultCode, f_.faultString)
         except Exception:  # noqa: BLE001 - every failure is answered
-            print(f"rapidrpc python worker {os.getpid()}: {name} raised:", file=sys.stderr)
-            traceback.print_exc()
-            sys.stderr.flush()
-            return fault(INTERNAL_ERROR, "internal error")
+            return self.raised(name)
+        return self.encode(name, result)
+
+    def call_compact(self, name, params):
+        """call(), answered in the compact form where it can be."""
+        f = self.methods.get(name)
+        if f is None:
+            return FAULT + marshal.dumps((METHOD_NOT_FOUND, "method not found"), MARSHAL_VERSION)
+        try:
+            result = self.run(f, params)
+        except xmlrpc.client.Fault as f_:
+            code, text = f_.faultCode, f_.faultString
+            if type(code) is int and code in INT32 and type(text) is str:
+                return FAULT + marshal.dumps((code, text), MARSHAL_VERSION)
+            return fault(code, text)
+        except Exception:  # noqa: BLE001 - every failure is answered
+            return self.raised(name)
+        if self.allow_none:  # else the XML-RPC marshaller refuses a None in it
+            try:
+                body = marshal.dumps(result, MARSHAL_VERSION)
+            except ValueError:  # a type marshal does not know: the marshaller may
+                pass
+            else:
+                if NON_FINITE.search(body) is None:
+                    return RESULT + body
+        return self.encode(name, result)
+
+    def run(self, f, params):
+        result = f(*params)
+        if inspect.isawaitable(result):
+            if self.loop is None:
+                import asyncio  # here: a worker without async methods is smaller
+                self.loop = asyncio.new_event_loop()
+            result = self.loop.run_until_complete(result)
+        return result
+
+    @staticmethod
+    def raised(name):
+        print(f"rapidrpc python worker {os.getpid()}: {name} raised:", file=sys.stderr)
+        traceback.print_exc()
+        sys.stderr.flush()
+        return fault(INTERNAL_ERROR, "internal error")
+
+    def encode(self, name, result):
         try:
             return dumps((result,), self.allow_none)
         except Exception:  # noqa: BLE001
@@ -411,17 +465,24 @@ class Worker:
             sys.stderr.flush()
             return fault(INTERNAL_ERROR, "internal error: the result cannot be encoded")
 
-    def answer(self, document):
+    def answer(self, frame):
+        """The answer to one frame of the host's: a call in the compact form
+        or an XML-RPC methodCall."""
         try:
-            params, name = read_call(document, self.use_builtin_types)
+            if frame[0] == CALL and self.use_builtin_types:
+                name, params = marshal.loads(memoryview(frame)[1:])
+                return self.call_compact(name, params)
+            params, name = read_call(frame, self.use_builtin_types)
         except Exception:  # noqa: BLE001 - the host sends well-formed calls
             return fault(INTERNAL_ERROR, "internal error: the worker cannot read the call")
         return self.call(name, params)
 
 
 def serve(worker, fd):
-    """Says it is ready on `fd` (an empty frame: the host sends no call
-    before), then answers calls there until end of stream; returns the exit
+    """Says it is ready on `fd` (HELLO, or an empty frame from a worker that
+    wants Binary and DateTime objects, which only the XML-RPC form gives; the
+    host sends no call before), then answers calls there until end of
+    stream; returns the exit
     status. One read and one write per call: the host sends a call only once
     the previous one is answered, so a read takes the whole frame. A host
     that closes the socket first (it stopped, or replaced this worker before
@@ -433,7 +494,8 @@ def serve(worker, fd):
 
 
 def serve_frames(worker, fd):
-    os.write(fd, struct.pack(">I", 0))
+    hello = HELLO if worker.use_builtin_types else b""
+    os.write(fd, struct.pack(">I", len(hello)) + hello)
     buf = bytearray()
     while True:
         while len(buf) < 4:

@@ -1,6 +1,7 @@
 #include "worker/worker_pool.hpp"
 
 #include "worker/frame.hpp"
+#include "worker/marshal.hpp"
 #include "worker/warm_parent.hpp"
 
 #include <rapidrpc/server_options.hpp>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -36,6 +38,7 @@ using cause = detail::metrics::restart_cause;
 
 struct job {
   std::string frame;  // the call, framed
+  std::string name;   // the method's, for the log (the call's own view ends with run())
   detail::pool_call call;
   clock::time_point queued = clock::now();  // for the wait figure
   bool taken = false;                       // a worker has taken it (once counted)
@@ -51,6 +54,11 @@ constexpr unsigned max_deliveries = 3;
 
 // How often a worker's memory is read, at most (after a call).
 constexpr auto memory_read_interval = std::chrono::seconds(1);
+
+// How deep the arrays and structs of a result in marshal form may nest:
+// deeper than Python's own XML-RPC marshaller can write (it runs out of
+// recursion at about 490), within what the host's writers recurse through.
+constexpr std::size_t max_answer_depth = 1000;
 
 class worker_pool final : public detail::pool_runner {
  public:
@@ -129,8 +137,13 @@ class worker_pool final : public detail::pool_runner {
     // One allocation, then a pointer moves: the call record is moved once.
     auto j = std::make_unique<job>();
     j->frame.assign(4, '\0');  // the length, once the document is in
-    detail::append_call_document(j->frame, c);
+    // Workers that read marshal get the call so, unless a parameter has no
+    // marshal form (a dateTime): then as XML-RPC, which they read too.
+    if (!marshal_.load(std::memory_order_relaxed) ||
+        !detail::marshal::append_call(j->frame, c.name, c.params))
+      detail::append_call_document(j->frame, c);
     detail::put_frame_length(j->frame);
+    j->name = c.name;
     c.params = {};  // not needed past here
     c.name = {};
     j->call = std::move(c);
@@ -450,20 +463,34 @@ class worker_pool final : public detail::pool_runner {
         });
   }
 
-  // A worker's first words: an empty frame, once it can take calls. No call
+  // A worker's first words, once it can take calls: an empty frame, or
+  // marshal::hello from one that reads and writes the compact form. No call
   // goes to it before, so the time it takes to start (a Python worker
-  // importing its module) counts against no call's timeout.
+  // importing its module) counts against no call's timeout. The pool sends
+  // the compact form once a worker has said it reads it, and none has said
+  // it does not: every worker of a pool runs one program, so one that
+  // differs (a worker program of another version) is refused.
   void hello(worker& w) {
     if (w.in_len < 4) return read_answer(w);
-    if (detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data())) != 0 ||
-        w.in_len > 4) {
-      lines_.say(log_level::warning,
-                 "worker process %d did not begin with an empty frame (ready); "
-                 "replacing it",
+    const std::uint32_t length =
+        detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data()));
+    if (length > detail::marshal::hello.size()) return not_hello(w);
+    if (w.in_len < 4 + std::size_t{length}) return read_answer(w);
+    const std::string_view said(w.in.data() + 4, length);
+    if (w.in_len > 4 + std::size_t{length} || (length != 0 && said != detail::marshal::hello))
+      return not_hello(w);
+    if (length == 0 && marshal_.load(std::memory_order_relaxed)) {
+      lines_.say(log_level::error,
+                 "worker process %d reads only XML-RPC calls, and the pool's other workers "
+                 "read marshal: is its program another version's? Replacing it",
                  w.pid);
       w.killed = true;
       return lost(w);
     }
+    if (length == 0)
+      xml_only_ = true;
+    else if (!xml_only_)
+      marshal_.store(true, std::memory_order_relaxed);
     w.in_len = 0;
     w.ready = true;
     if (w.timer) w.timer->cancel();
@@ -477,6 +504,15 @@ class worker_pool final : public detail::pool_runner {
       consider(w);  // its lifetime may have ended while it started
     }
     dispatch();
+  }
+
+  void not_hello(worker& w) {
+    lines_.say(log_level::warning,
+               "worker process %d did not begin with an empty frame (ready); "
+               "replacing it",
+               w.pid);
+    w.killed = true;
+    lost(w);
   }
 
   // The worker's stream ended (it died, or was killed). Did its call start?
@@ -498,7 +534,11 @@ class worker_pool final : public detail::pool_runner {
     if (w.timer) w.timer->cancel();
     w.quick_deaths = 0;
     w.in_len = 0;
-    detail::finish_with_document(w.current->call, response, "internal error");
+    if (!response.empty() &&
+        (response[0] == detail::marshal::result_tag || response[0] == detail::marshal::fault_tag))
+      finish_with_marshal(*w.current, w.pid, response);
+    else
+      detail::finish_with_document(w.current->call, response, "internal error");
     w.current.reset();
     ++w.served;
     if (leaving(w)) {
@@ -508,6 +548,28 @@ class worker_pool final : public detail::pool_runner {
       consider(w);
     }
     dispatch();
+  }
+
+  // An answer in marshal form is read on the call's loop, not on the pool's
+  // one thread. One that cannot be read fails its call alone, as Python's
+  // own marshaller fails a result it cannot write; the worker serves on.
+  void finish_with_marshal(job& j, int pid, std::string_view response) {
+    net::post(j.call.loop, [done = std::move(j.call.done), answer = std::string(response),
+                            name = std::move(j.name), pid, lines = lines_]() mutable {
+      auto read = detail::marshal::read_answer(answer, max_answer_depth);
+      if (auto* o = std::get_if<outcome>(&read)) return done(std::move(*o));
+      const auto& why = std::get<detail::marshal::unreadable>(read);
+      if (why.malformed) {
+        lines.say(log_level::error,
+                  "worker process %d answered %s with what is not marshal's form (%s); the "
+                  "call fails",
+                  pid, name.c_str(), why.why.c_str());
+        return done(fault(fault_code::internal_error, "internal error"));
+      }
+      lines.say(log_level::error, "the result of %s cannot be encoded: %s", name.c_str(),
+                why.why.c_str());
+      done(fault(fault_code::internal_error, "internal error: the result cannot be encoded"));
+    });
   }
 
   // Recycling: a worker past its max_requests (with its jitter), its
@@ -855,7 +917,10 @@ class worker_pool final : public detail::pool_runner {
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work_{
       net::make_work_guard(io_)};
   std::vector<worker> workers_;
-  std::unique_ptr<detail::warm_parent> parent_;  // worker_options::warm_parent
+  std::unique_ptr<detail::warm_parent> parent_;
+  // The calls go in marshal form (hello()); read on the callers' loops.
+  std::atomic<bool> marshal_{false};
+  bool xml_only_ = false;  // a worker said it reads only XML-RPC  // worker_options::warm_parent
   // A renewal's new parent, until it is ready; then the parents it
   // replaced, until their workers have left.
   std::unique_ptr<detail::warm_parent> next_parent_;

@@ -2,11 +2,13 @@
 worker processes, the module python_service/service.py.
 
 - Results as Python's own, over XML-RPC, JSON-RPC (positional and named)
-  and system.multicall; an XML-RPC call reaches the worker as the client
-  wrote it, and its answer the client as the worker wrote it; every type
-  round-trips through echo, i8 and nil included; an int past 64 bits is a
-  fault, and the same worker process answers the next call (it neither
-  died nor left).
+  and system.multicall; an XML-RPC call reaches a worker in marshal's form
+  and its answer is written once, by the host; every type round-trips
+  through echo, i8 and nil included; an int past 64 bits is a fault, and
+  the same worker process answers the next call (it neither died nor left).
+- Marshal's form: a malformed answer fails its call only; a set, an int
+  key, a lone surrogate are faults, logged; a datetime, inf and NaN come
+  as Python's XML-RPC marshaller writes them.
 - Introspection from docstrings and annotations; faults: Fault(42, "x") is
   42/"x", any other exception -32603 with no detail on the wire.
 - Crashes (SIGSEGV, abort) cost their call only; a runaway gets -32001 at
@@ -25,7 +27,9 @@ worker processes, the module python_service/service.py.
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
+import datetime
 import json
+import math
 import os
 import shutil
 import signal
@@ -143,16 +147,18 @@ class Serving(unittest.TestCase):
         value = {"z": [1, "two", 3.5, True, None], "a": {"nested": {"deep": []}}}
         self.assertEqual(self.p.echo(value), value)
 
-    def test_an_xmlrpc_call_passes_through_unwritten(self):
-        # The worker is handed the request's own bytes and its answer goes
-        # back as Python's marshaller wrote it (a single-quoted declaration,
-        # a newline after each tag), neither read nor written again.
+    def test_an_xmlrpc_call_reaches_the_worker_in_marshal_form(self):
+        # Once a worker has said it reads marshal (its first frame), the
+        # host hands it each call so and writes the answer itself, once, in
+        # the client's protocol: rapidrpc's declaration, not the
+        # single-quoted one of Python's marshaller.
+        getattr(self.p, "sample.add")(1, 2)  # a worker is up
         resp = raw_call(self.daemon, raw_call_body("sample.add", "<value><int>20</int></value>",
                                                    "<value><int>22</int></value>"))
-        self.assertTrue(resp.body.startswith(b"<?xml version='1.0'?>\n<methodResponse>\n"),
+        self.assertTrue(resp.body.startswith(b'<?xml version="1.0"?>\n<methodResponse>'),
                         resp.body)
         self.assertEqual(parse_result(resp.body), 42)
-        # A request in ISO-8859-1 is written again, in UTF-8, for the worker.
+        # A request in ISO-8859-1 is read as any other.
         body = ('<?xml version="1.0" encoding="ISO-8859-1"?>\n<methodCall><methodName>echo'
                 "</methodName><params><param><value><string>caf\xe9</string></value></param>"
                 "</params></methodCall>").encode("latin-1")
@@ -254,6 +260,91 @@ class Faults(unittest.TestCase):
             # Public functions only, without a hook.
             body = raw_call(d, call_body("_private")).body
             self.assertEqual(parse_fault(body).faultCode, METHOD_NOT_FOUND)
+
+
+class CompactForm(unittest.TestCase):
+    """Calls and results in marshal's form (src/worker/marshal.hpp), and
+    what it cannot carry."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = python_daemon("service")
+        cls.daemon = cls.d.__enter__()
+        cls.p = xmlrpc.client.ServerProxy(cls.daemon.url, allow_none=True, use_builtin_types=True)
+        cls.p.add(1, 2)  # a worker is up: calls go in marshal's form
+        cls.workers = wait_for_workers(cls.daemon)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.p("close")()
+        cls.d.__exit__(None, None, None)
+
+    def tearDown(self):
+        self.assertEqual(workers_of(self.daemon), self.workers,
+                         f"a worker was replaced\n{self.daemon.diagnostics()}")
+
+    def fault_of(self, method, *args):
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            getattr(self.p, method)(*args)
+        return f.exception.faultCode, f.exception.faultString
+
+    def logged(self, text):
+        procs.wait_for(lambda: text in self.daemon.stderr_text(), time.monotonic() + 5)
+        self.assertIn(text, self.daemon.stderr_text())
+
+    def test_a_malformed_answer_fails_that_call_only(self):
+        # Other calls run all the while, on both workers; none fails, and no
+        # worker is replaced (tearDown).
+        stop = threading.Event()
+
+        def others():
+            n = 0
+            with xmlrpc.client.ServerProxy(self.daemon.url) as p:
+                while not stop.is_set():
+                    assert p.add(n, 1) == n + 1
+                    n += 1
+            return n
+
+        callers = [Background(others) for _ in range(4)]
+        try:
+            for i in range(3):
+                self.assertEqual(self.fault_of("garbled", [i, "x" * i]),
+                                 (INTERNAL_ERROR, "internal error"))
+                self.assertEqual(self.p.echo([i]), [i])
+        finally:
+            stop.set()
+        self.assertTrue(all(c.join() > 0 for c in callers))
+        self.logged("answered garbled with what is not marshal's form (cut short)")
+
+    def test_results_xmlrpc_has_no_type_for_are_faults_and_logged(self):
+        cannot = (INTERNAL_ERROR, "internal error: the result cannot be encoded")
+        for method, why in (("a_set", "a set"), ("int_keys", "a dict key that is not a string"),
+                            ("surrogate", "not valid Unicode"), ("huge", "past 64 bits")):
+            self.assertEqual(self.fault_of(method), cannot, method)
+            self.logged(f"the result of {method} cannot be encoded: ")
+            self.logged(why)
+        self.assertEqual(jsonrpc(self.daemon, "a_set", [])["error"]["code"], INTERNAL_ERROR)
+
+    def test_what_marshal_cannot_carry_goes_as_xmlrpc(self):
+        # A datetime (marshal has none) and infinities and NaN (which
+        # Python's marshaller writes as "inf" and "nan") come as Python
+        # writes them; a dateTime parameter reaches the method as a datetime.
+        self.assertEqual(self.p.when(), datetime.datetime(2026, 12, 6, 7, 8, 9))
+        got = self.p.not_finite()
+        self.assertEqual(got[:2], [float("inf"), float("-inf")])
+        self.assertTrue(math.isnan(got[2]))
+        when = datetime.datetime(2026, 1, 2, 3, 4, 5)
+        self.assertEqual(self.p.echo({"at": [when]}), {"at": [when]})
+
+    def test_every_marshal_type_both_ways(self):
+        # i8 both ways over JSON-RPC (xmlrpc.client refuses to send one).
+        value = [0, -1, 2**31 - 1, -2**31, 2**31, -2**31 - 1, 2**40, 2**63 - 1, -2**63,
+                 1.5, -0.0, 1e300, "", "caf\xe9 \U0001f600 <&>", True, False, None,
+                 {"a": {"b": []}, "c": [[], {}]}]
+        self.assertEqual(jsonrpc(self.daemon, "echo", [value])["result"], value)
+        xml = [v for v in value if not isinstance(v, int) or -2**31 <= v < 2**31]
+        self.assertEqual(self.p.echo(xml + [b"\x00\xff"]), xml + [b"\x00\xff"])
+        self.assertEqual(self.p.echo((1, (2,))), [1, [2]])
 
 
 class Crashes(unittest.TestCase):
@@ -468,7 +559,7 @@ class Lifecycle(unittest.TestCase):
                                 "service", "--python-path", SERVICE_DIR],
                                stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
             self.assertEqual(r.returncode, 2, r.stderr)
-            self.assertIn(f"--python needs --mode async-pool".encode(), r.stderr)
+            self.assertIn(b"--python needs --mode async-pool", r.stderr)
 
     def test_the_interpreter_is_usr_bin_python3_whatever_path_says(self):
         with tempfile.TemporaryDirectory(prefix="rapidrpc-path-") as tmp:

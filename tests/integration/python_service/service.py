@@ -6,7 +6,9 @@ service's names, SimpleXMLRPCServer's way.
 """
 
 import ctypes
+import datetime
 import os
+import sys
 import time
 import xmlrpc.client
 
@@ -80,6 +82,47 @@ def imported_by() -> int:
     """The process that imported this module: the warm parent, which forks
     the workers."""
     return IMPORTED_BY
+
+
+def a_set():
+    """A set: XML-RPC has no such type."""
+    return {1, 2}
+
+
+def int_keys():
+    return {1: "one"}
+
+
+def surrogate():
+    """A lone surrogate, which no UTF-8 document can hold."""
+    return ["ok", "\ud800"]
+
+
+def not_finite():
+    return [float("inf"), float("-inf"), float("nan")]
+
+
+def when():
+    return datetime.datetime(2026, 12, 6, 7, 8, 9)
+
+
+def garbled(value):
+    """Returns value, whose answer in marshal form the worker cuts short:
+    the worker program (__main__) marshals with the `marshal` it imported,
+    replaced here for one answer."""
+    worker = sys.modules["__main__"]
+    real = worker.marshal
+
+    class CutShort:
+        loads = staticmethod(real.loads)
+
+        @staticmethod
+        def dumps(v, version):
+            worker.marshal = real
+            return real.dumps(v, version)[:-1]
+
+    worker.marshal = CutShort
+    return value
 
 
 def _private():
