@@ -857,22 +857,25 @@ class worker_pool final : public detail::pool_runner {
       w.current.reset();
     }
     w.renew = false;      // its replacement runs the new code
+    // A slot left vacant is the spare, which the next replacement may take
+    // at once (recycle_next()): it is filled no other way.
+    bool vacated = false;
     if (&w == leaver_) {  // being replaced: its successor takes its place
       leaver_ = nullptr;
-      w.vacant = true;
+      w.vacant = vacated = true;
       w.ready = false;
       if (successor_ == nullptr) recycle_next();
     } else if (&w == successor_ && !w.ready && leave_cause_ == cause::reload && !parent_) {
       // The reloaded code does not start (a warm parent's failure shows
       // before: next_parent_up()): the workers running serve on.
-      w.vacant = true;
+      w.vacant = vacated = true;
       successor_ = leaver_ = nullptr;
       renewal_failed("its first worker process did not start");
     }
     renewal_step();
     publish();
     if (stopping_) return;
-    if (w.vacant) return dispatch();  // a call handed back goes to a free worker
+    if (vacated) return dispatch();  // a call handed back goes to a free worker
     // Replaced at once, unless workers keep dying young: then ever more
     // slowly, up to 5 s, so a crash loop does not eat the machine.
     fill_after(w, worker_respawn.died(w.quick_deaths, w.started, clock::now()));
