@@ -4,9 +4,10 @@
 // Input: an answer frame's payload, its tag first ('r' a result, 'f' a
 // fault; any other is not an answer).
 //
-// Invariants: whatever is read can be written in the client's protocol
-// (write_response or write_fault do not throw: valid UTF-8, finite
-// doubles) and nests no deeper than the limit; a result written back in
+// Invariants: whatever is read can be written as a JSON-RPC answer
+// (write_result and write_error do not throw: valid UTF-8, finite doubles;
+// XML-RPC refuses more, control characters, and its writer says so) and
+// nests no deeper than the limit; a result written back in
 // marshal's form reads as the same value (doubles bit for bit), and writing
 // that gives the same bytes; the answer without its last byte is never
 // read; a smaller depth limit reads the same answer or refuses it, never
@@ -15,7 +16,7 @@
 
 #include "worker/marshal.hpp"
 
-#include <rapidrpc/xmlrpc.hpp>
+#include <rapidrpc/jsonrpc.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -53,16 +54,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(!in.empty() && (in[0] == marshal::result_tag || in[0] == marshal::fault_tag));
   FUZZ_CHECK(!std::holds_alternative<rapidrpc::outcome>(
       marshal::read_answer(in.substr(0, in.size() - 1), depth_limit)));
-  std::string xml;
+  std::string json;
   if (const auto* f = std::get_if<rapidrpc::fault>(o)) {
     FUZZ_CHECK(in[0] == marshal::fault_tag);
-    rapidrpc::xmlrpc::write_fault(xml, f->code(), f->message());
+    rapidrpc::jsonrpc::write_error(json, "1", f->code(), f->message());
     return 0;
   }
   const auto& v = std::get<rapidrpc::value>(*o);
   FUZZ_CHECK(in[0] == marshal::result_tag);
   FUZZ_CHECK(depth_of(v) <= depth_limit);
-  rapidrpc::xmlrpc::write_response(xml, v);
+  rapidrpc::jsonrpc::write_result(json, "1", v);
 
   std::string again(1, marshal::result_tag);
   FUZZ_CHECK(marshal::append_value(again, v));
@@ -78,8 +79,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto* u = std::get_if<marshal::unreadable>(&shallow))
     FUZZ_CHECK(!u->malformed && depth_of(v) > 2);
   else
-    FUZZ_CHECK(depth_of(v) <= 2 &&
-               rapidrpc::fuzz::same(
-                   std::get<rapidrpc::value>(std::get<rapidrpc::outcome>(shallow)), v));
+    FUZZ_CHECK(
+        depth_of(v) <= 2 &&
+        rapidrpc::fuzz::same(std::get<rapidrpc::value>(std::get<rapidrpc::outcome>(shallow)), v));
   return 0;
 }

@@ -51,7 +51,8 @@ void put_int(std::string& out, std::int64_t n) {
   }
   // The magnitude in 15-bit digits, least significant first; the count's
   // sign is the number's.
-  std::uint64_t magnitude = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
+  std::uint64_t magnitude =
+      n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
   std::uint16_t digits[max_long_digits];
   int count = 0;
   for (; magnitude != 0; magnitude >>= digit_bits)
@@ -340,7 +341,9 @@ class reader {
       if (!text(name)) return false;
       value item;
       if (!read(item, depth + 1)) return false;
-      members.try_emplace(std::move(name), std::move(item));
+      // A dict has each key once: marshal never writes one twice.
+      if (!members.try_emplace(std::move(name), std::move(item)).second)
+        return malformed("a dict key twice");
     }
     out = std::move(members);
     return true;

@@ -45,15 +45,14 @@ unreadable refused(std::string_view answer, std::size_t depth = 64) {
 TEST(MarshalCall, IsWhatPythonsMarshalWrites) {
   std::string out;
   ASSERT_TRUE(append_call(out, "sample.add", {3, 5}));
-  EXPECT_EQ(out,
-            "m(\x02\0\0\0u\x0a\0\0\0sample.add(\x02\0\0\0i\x03\0\0\0i\x05\0\0\0"sv);
+  EXPECT_EQ(out, "m(\x02\0\0\0u\x0a\0\0\0sample.add(\x02\0\0\0i\x03\0\0\0i\x05\0\0\0"sv);
 
   out.clear();
   structure s;
   s.try_emplace("a", array{});
   ASSERT_TRUE(append_call(out, "m",
-                          {std::int64_t{1} << 40, -(std::int64_t{1} << 40), -1, 1.5,
-                           "\xc3\xa9", bytes("\0"sv), nil, true, false, array{1}, s}));
+                          {std::int64_t{1} << 40, -(std::int64_t{1} << 40), -1, 1.5, "\xc3\xa9",
+                           bytes("\0"sv), nil, true, false, array{1}, s}));
   EXPECT_EQ(out,
             "m(\x02\0\0\0u\x01\0\0\0m(\x0b\0\0\0"
             "l\x03\0\0\0\0\0\0\0\0\x04"
@@ -83,7 +82,8 @@ TEST(MarshalAnswer, ReadsWhatPythonsMarshalWrites) {
             value(std::numeric_limits<std::int64_t>::min()));
   structure s;
   s.try_emplace("a", array{});
-  EXPECT_EQ(result("r(\x04\0\0\0u\x02\0\0\0\xc3\xa9s\x01\0\0\0\0N{u\x01\0\0\0a[\0\0\0\0" "0"sv),
+  EXPECT_EQ(result("r(\x04\0\0\0u\x02\0\0\0\xc3\xa9s\x01\0\0\0\0N{u\x01\0\0\0a[\0\0\0\0"
+                   "0"sv),
             value(array{"\xc3\xa9", bytes("\0"sv), nil, s}));
   const auto f = std::get<fault>(read("f(\x02\0\0\0i\x2a\0\0\0u\x01\0\0\0x"sv));
   EXPECT_EQ(f.code(), 42);
@@ -96,8 +96,11 @@ TEST(MarshalAnswer, WhatXmlRpcHasNoTypeForIsRefusedNotMalformed) {
            {"ry\0\0\0\0\0\0\xf0?\0\0\0\0\0\0\0\0"sv, "a complex number"sv},
            {"rl\x05\0\0\0\0\0\0\0\0\0\0\0\x10\0"sv, "an integer past 64 bits"sv},  // 2^64
            {"rl\x05\0\0\0\0\0\0\0\0\0\0\0\x08\0"sv, "an integer past 64 bits"sv},  // 2^63
-           {"r{i\x01\0\0\0i\x02\0\0\0" "0"sv, "a dict key that is not a string"sv},
-           {"ru\x03\0\0\0\xed\xa0\x80"sv, "a string that is not valid Unicode (a lone surrogate)"sv},
+           {"r{i\x01\0\0\0i\x02\0\0\0"
+            "0"sv,
+            "a dict key that is not a string"sv},
+           {"ru\x03\0\0\0\xed\xa0\x80"sv,
+            "a string that is not valid Unicode (a lone surrogate)"sv},
            {"rg\0\0\0\0\0\0\xf8\x7f"sv, "an infinite or NaN float"sv},
        }) {
     const auto u = refused(answer);
@@ -118,6 +121,7 @@ TEST(MarshalAnswer, ABrokenFormIsMalformed) {
            {"r?"sv, "an unknown type code"sv},
            {"r\xe9\x01\0\0\0"sv, "an unknown type code"sv},  // a reference (version 3)
            {"rl\x01\0\0\0\0\x80"sv, "a digit out of range in an integer"sv},
+           {"r{u\x01\0\0\0aNu\x01\0\0\0aN0"sv, "a dict key twice"sv},
            {"f(\x01\0\0\0i\x01\0\0\0"sv, "a fault that is not a (code, text) pair"sv},
            {"<?xml version='1.0'?>"sv, "not an answer in marshal form"sv},
            {""sv, "not an answer in marshal form"sv},
