@@ -27,6 +27,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 namespace rapidrpc {
 
@@ -37,8 +38,10 @@ using clock = std::chrono::steady_clock;
 using cause = detail::metrics::restart_cause;
 
 struct job {
-  std::string frame;  // the call, framed
-  std::string name;   // the method's, for the log (the call's own view ends with run())
+  std::string frame;                      // the call, framed
+  std::uint64_t sequence = 0;             // of the calls sent to its worker
+  std::string name;                       // the method's (the call's own view ends with run())
+  std::chrono::microseconds expected{0};  // how long it is expected to take
   detail::pool_call call;
   clock::time_point queued = clock::now();  // for the wait figure
   bool taken = false;                       // a worker has taken it (once counted)
@@ -51,6 +54,17 @@ struct job {
 // one is replaced) before the call fails: more means the workers cannot stay
 // up, and the caller had better hear so.
 constexpr unsigned max_deliveries = 3;
+
+// How many calls a worker process may be sent at once: the one it runs
+// and those it finds in its socket when it has answered, rather than going
+// to sleep until the pool has read the answer and written another call
+// (under load, the sleep and the wake-ups cost more than the call). A call
+// goes behind others only when every worker has one, and only where the
+// calls ahead of it are expected to take less than ahead_below together,
+// by the recent times of their methods: behind a call that takes long, it
+// would wait while another worker that has ended its call could take it.
+constexpr std::size_t calls_ahead = 8;
+constexpr auto ahead_below = std::chrono::microseconds(1000);
 
 // How often a worker's memory is read, at most (after a call).
 constexpr auto memory_read_interval = std::chrono::seconds(1);
@@ -97,8 +111,8 @@ class worker_pool final : public detail::pool_runner {
         // A call still running has outlived the drain deadline (its
         // connection is cut off), or a runaway is being killed: its worker is
         // killed now, not after the grace the idle ones get to leave.
-        if (w.current || w.dying) signal(w, SIGKILL);
-        w.current.reset();
+        if (!w.sent.empty() || w.dying) signal(w, SIGKILL);
+        w.sent.clear();
         w.timer.reset();
         w.lifetime_timer.reset();
         boost::system::error_code ec;
@@ -168,7 +182,18 @@ class worker_pool final : public detail::pool_runner {
     int pidfd = -1;                         // a warm parent's worker: its handle (warm_parent.hpp)
     detail::warm_parent* parent = nullptr;  // that parent
     std::optional<net::local::stream_protocol::socket> socket;
-    std::unique_ptr<job> current;
+    // The calls sent to it and not yet answered, in order (calls_ahead at
+    // most): it runs the first (or will, once it has read it); the others
+    // it has not started. `sequence` numbers them as they are sent.
+    std::deque<std::unique_ptr<job>> sent;
+    std::uint64_t sent_count = 0;           // calls sent to this process
+    std::uint64_t written_count = 0;        // of them, all in the socket
+    std::uint64_t writing = 0;              // of them, in the write under way (0: none)
+    std::string out;                        // the frames of the write under way
+    std::string out_next;                   // frames sent while it is under way
+    bool first_timed_out = false;           // the first of `sent` was failed at its timeout
+    clock::time_point first_since{};        // when the first of `sent` became the first
+    std::chrono::microseconds expected{0};  // what the calls of `sent` are expected to take
     std::unique_ptr<net::steady_timer> timer;
     std::unique_ptr<net::steady_timer> lifetime_timer;  // its max_lifetime's end
     std::string in;          // what the worker sent: a frame, or the start of one
@@ -185,8 +210,7 @@ class worker_pool final : public detail::pool_runner {
     bool vacant = false;              // a spare slot, no process: a successor starts here
     bool awaiting = false;            // no process: one is forked once the warm parent is ready
     bool ready = false;               // it said so (an empty frame): calls may go to it
-    bool written = false;             // the current call is all in the socket
-    bool peer_gone = false;           // its stream ended before that: the write decides
+    bool peer_gone = false;           // its stream ended during a write: the write decides
     bool killed = false;              // by the pool (a runaway), not by someone else
     bool dying = false;               // past its call's timeout, being killed: no call goes there
   };
@@ -234,6 +258,13 @@ class worker_pool final : public detail::pool_runner {
     w.dying = false;
     w.ready = false;
     w.served = 0;
+    // A write's completion may not have run when the process went (its
+    // calls answered already): nothing of it is left for the next one.
+    w.sent_count = w.written_count = w.writing = 0;
+    w.out.clear();
+    w.out_next.clear();
+    w.peer_gone = w.first_timed_out = false;
+    w.expected = {};
     w.vacant = false;
     w.lifetime_over = false;
     w.renew = false;
@@ -256,7 +287,7 @@ class worker_pool final : public detail::pool_runner {
       w.lifetime_timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
         if (ec || gen != w.generation) return;
         w.lifetime_over = true;
-        if (!w.current) consider(w);  // a busy one: when its call ends
+        consider(w);
       });
     }
     // One that never says it is ready (stuck in its start) is replaced.
@@ -350,15 +381,23 @@ class worker_pool final : public detail::pool_runner {
     return status;
   }
 
+  // Each call waiting goes to the worker with the fewest calls, below
+  // calls_ahead: to an idle one first.
   void dispatch() {
-    for (auto& w : workers_) {
-      if (queue_.empty()) break;
-      if (w.current || !w.socket || w.dying || !w.ready || leaving(w)) continue;
-      w.current = std::move(queue_.front());
+    while (!queue_.empty()) {
+      worker* best = nullptr;
+      for (auto& w : workers_) {
+        if (!w.socket || w.dying || !w.ready || leaving(w) || w.sent.size() >= calls_ahead ||
+            (!w.sent.empty() && w.expected >= ahead_below))
+          continue;
+        if (best == nullptr || w.sent.size() < best->sent.size()) best = &w;
+      }
+      if (best == nullptr) break;
+      auto j = std::move(queue_.front());
       queue_.pop_front();
-      if (stats_ != nullptr && !w.current->taken) stats_->waited(clock::now() - w.current->queued);
-      w.current->taken = true;
-      start(w);
+      if (stats_ != nullptr && !j->taken) stats_->waited(clock::now() - j->queued);
+      j->taken = true;
+      send(*best, std::move(j));
     }
     publish();
   }
@@ -370,7 +409,7 @@ class worker_pool final : public detail::pool_runner {
     std::int64_t busy = 0;
     std::int64_t up = 0;
     for (const auto& w : workers_) {
-      busy += w.current ? 1 : 0;
+      busy += w.sent.empty() ? 0 : 1;
       up += w.socket && !w.dying && w.ready && !leaving(w) ? 1 : 0;
     }
     stats_->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
@@ -388,79 +427,133 @@ class worker_pool final : public detail::pool_runner {
     if (stats_ != nullptr) stats_->restarted(why);
   }
 
-  void start(worker& w) {
+  // The call goes behind those the worker has; its frame goes out with
+  // the next write (at once, unless one is under way).
+  void send(worker& w, std::unique_ptr<job> j) {
+    j->sequence = w.sent_count++;
+    j->expected = expected_time(j->name);
+    w.expected += j->expected;
+    (w.writing == 0 ? w.out : w.out_next) += j->frame;
+    w.sent.push_back(std::move(j));
+    if (w.sent.size() == 1) time_first(w);
+    if (w.writing == 0) write(w);
+  }
+
+  // The answer is read by the read every live worker has pending
+  // (read_answer()). A write that fails found the worker already dead.
+  void write(worker& w) {
+    w.writing = w.sent_count - w.written_count;
     auto gen = w.generation;
-    if (w.current->call.timeout.count() > 0) {
-      w.timer = std::make_unique<net::steady_timer>(io_, w.current->call.timeout);
-      w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
-        if (ec || gen != w.generation || !w.current) return;
-        // A runaway: the caller hears now, the process is killed and
-        // replaced. SIGUSR1 first: a Python worker prints its stack
-        // (faulthandler) and goes on, a C++ worker ends at once; then
-        // SIGKILL, unless it is gone by then.
-        finish(*w.current, detail::call_timeout());
-        w.current.reset();
-        w.killed = true;
-        w.dying = true;
-        publish();
-        lines_.say(log_level::warning, "worker process %d ran past its call's timeout; killing it",
-                   w.pid);
-        signal(w, SIGUSR1);
-        auto grace = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(200));
-        grace->async_wait([this, &w, gen, grace](const boost::system::error_code&) {
-          if (gen != w.generation) return;  // it ended already
-          signal(w, SIGKILL);
-          lost(w);
-        });
-      });
-    }
-    // The answer is read by the read every live worker has pending
-    // (read_answer()). A write that fails found the worker already dead.
-    w.written = false;
-    w.peer_gone = false;
-    net::async_write(*w.socket, net::buffer(w.current->frame),
+    net::async_write(*w.socket, net::buffer(w.out),
                      [this, &w, gen](const boost::system::error_code& ec, std::size_t) {
                        if (gen != w.generation) return;
-                       if (ec) return lost(w, false);
-                       w.written = true;
-                       if (w.peer_gone) lost(w, true);
+                       if (ec) return lost(w, first_written(w));
+                       w.written_count += w.writing;
+                       w.writing = 0;
+                       if (w.peer_gone) return lost(w, true);
+                       w.out.clear();
+                       if (w.out_next.empty()) return;
+                       w.out.swap(w.out_next);
+                       write(w);
                      });
   }
 
+  // How long a call of `method` is expected to take: the moving average of
+  // its recent calls; as long as ahead_below before any has been answered.
+  std::chrono::microseconds expected_time(const std::string& method) const {
+    auto it = method_times_.find(method);
+    return it == method_times_.end() ? ahead_below : it->second;
+  }
+
+  void timed(const job& j, clock::duration took) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(took);
+    auto [it, added] = method_times_.try_emplace(j.name, us);
+    if (!added) it->second = (it->second * 7 + us) / 8;
+  }
+
+  // The worker's first call was all in its socket before the write under
+  // way (or none is): it may have started it.
+  static bool first_written(const worker& w) {
+    return !w.sent.empty() && w.sent.front()->sequence < w.written_count;
+  }
+
+  // The first call sent to a worker is the one it runs: its timeout runs
+  // from when it became the first (the worker answered the one before).
+  void time_first(worker& w) {
+    w.first_since = clock::now();
+    if (w.timer) w.timer->cancel();
+    if (w.dying || w.sent.empty() || w.sent.front()->call.timeout.count() == 0) return;
+    auto gen = w.generation;
+    w.timer = std::make_unique<net::steady_timer>(io_, w.sent.front()->call.timeout);
+    w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
+      if (ec || gen != w.generation || w.sent.empty() || w.first_timed_out) return;
+      // A runaway: the caller hears now, the process is killed and
+      // replaced. SIGUSR1 first: a Python worker prints its stack
+      // (faulthandler) and goes on, a C++ worker ends at once; then
+      // SIGKILL, unless it is gone by then. The calls behind it wait for
+      // its end: the worker may yet answer them.
+      finish(*w.sent.front(), detail::call_timeout());
+      w.first_timed_out = true;
+      w.killed = true;
+      w.dying = true;
+      publish();
+      lines_.say(log_level::warning, "worker process %d ran past its call's timeout; killing it",
+                 w.pid);
+      signal(w, SIGUSR1);
+      auto grace = std::make_shared<net::steady_timer>(io_, std::chrono::milliseconds(200));
+      grace->async_wait([this, &w, gen, grace](const boost::system::error_code&) {
+        if (gen != w.generation) return;  // it ended already
+        signal(w, SIGKILL);
+        lost(w);
+      });
+    });
+  }
+
   // Every live worker has this read pending, busy or idle: a busy one's
-  // answer arrives here, and so does an idle one's death (end of stream), so
-  // a dead worker is replaced before a call is sent to it. An answer of a
-  // few KiB comes in one read, header and all.
+  // answers arrive here, and so does an idle one's death (end of stream),
+  // so a dead worker is replaced before a call is sent to it. Answers of a
+  // few KiB come in one read, headers and all, several at once when the
+  // worker has written them before the pool reads.
   void read_answer(worker& w) {
     constexpr std::size_t chunk = 64 * 1024;
     if (w.in.size() < w.in_len + chunk) w.in.resize(w.in_len + chunk);
     auto gen = w.generation;
-    w.socket->async_read_some(
-        net::buffer(w.in.data() + w.in_len, w.in.size() - w.in_len),
-        [this, &w, gen](const boost::system::error_code& ec, std::size_t n) {
-          if (gen != w.generation) return;
-          if (ec) return stream_ended(w, ec);
-          w.in_len += n;
-          if (!w.ready) return hello(w);
-          if (!w.current) {  // bytes from an idle worker break the protocol
-            lines_.say(log_level::warning, "worker process %d wrote while idle; replacing it",
-                       w.pid);
-            w.killed = true;
-            return lost(w);
-          }
-          if (w.in_len < 4) return read_answer(w);
-          const std::uint32_t length =
-              detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data()));
-          if (length > max_worker_frame_bytes || w.in_len > 4 + std::size_t{length}) {
-            w.killed = true;  // too large, or more than one answer to one call
-            return lost(w);
-          }
-          if (w.in_len < 4 + std::size_t{length}) {
-            if (w.in.size() < 4 + std::size_t{length}) w.in.resize(4 + std::size_t{length});
-            return read_answer(w);
-          }
-          answered(w, std::string_view(w.in).substr(4, length));
-        });
+    w.socket->async_read_some(net::buffer(w.in.data() + w.in_len, w.in.size() - w.in_len),
+                              [this, &w, gen](const boost::system::error_code& ec, std::size_t n) {
+                                if (gen != w.generation) return;
+                                if (ec) return stream_ended(w, ec);
+                                w.in_len += n;
+                                if (!w.ready) return hello(w);
+                                read_frames(w);
+                              });
+  }
+
+  void read_frames(worker& w) {
+    const auto gen = w.generation;
+    std::size_t at = 0;
+    while (w.in_len - at >= 4) {
+      const std::uint32_t length =
+          detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data() + at));
+      if (length > max_worker_frame_bytes || w.sent.empty()) {
+        // Too large, or an answer to no call: the protocol is broken.
+        if (w.sent.empty())
+          lines_.say(log_level::warning, "worker process %d wrote while idle; replacing it", w.pid);
+        w.killed = true;
+        return lost(w);
+      }
+      if (w.in_len - at < 4 + std::size_t{length}) {
+        if (w.in.size() < at + 4 + std::size_t{length}) w.in.resize(at + 4 + std::size_t{length});
+        break;
+      }
+      answered(w, std::string_view(w.in).substr(at + 4, length));
+      if (gen != w.generation) return;  // it left, or was lost
+      at += 4 + std::size_t{length};
+    }
+    if (at != 0) {
+      std::memmove(w.in.data(), w.in.data() + at, w.in_len - at);
+      w.in_len -= at;
+    }
+    read_answer(w);
   }
 
   // A worker's first words, once it can take calls: an empty frame, or
@@ -498,7 +591,7 @@ class worker_pool final : public detail::pool_runner {
     if (&w == successor_) {
       successor_ = nullptr;  // the one it replaces leaves now, or after its call
       // One being killed past its call's timeout is left to that (lost()).
-      if (leaver_ != nullptr && !leaver_->current && !leaver_->dying) leave(*leaver_);
+      if (leaver_ != nullptr && leaver_->sent.empty() && !leaver_->dying) leave(*leaver_);
       if (leaver_ == nullptr) recycle_next();
     } else {
       consider(w);  // its lifetime may have ended while it started
@@ -515,36 +608,43 @@ class worker_pool final : public detail::pool_runner {
     lost(w);
   }
 
-  // The worker's stream ended (it died, or was killed). Did its call start?
-  // A reset says no: the kernel's word for a peer that closed with some of
-  // what was sent to it unread. An end read before the call was all written
-  // says no too, once the write has failed: the write decides. An end after
-  // the call was all written says it may have.
+  // The worker's stream ended (it died, or was killed). Did it start the
+  // first call it was sent? A reset says no when that call was its only
+  // one: the kernel's word for a peer that closed with some of what was
+  // sent to it unread. An end read during a write says no too, once the
+  // write has failed, if the call was in that write: the write decides.
+  // Otherwise it may have.
   void stream_ended(worker& w, const boost::system::error_code& ec) {
-    if (!w.current) return lost(w);
-    if (ec == net::error::connection_reset) return lost(w, false);
-    if (!w.written) {
+    if (w.sent.empty()) return lost(w);
+    if (ec == net::error::connection_reset && w.sent.size() == 1) return lost(w, false);
+    if (w.writing != 0) {
       w.peer_gone = true;
       return;
     }
     lost(w, true);
   }
 
+  // The worker answered its first call. One whose timeout failed it
+  // already has its answer dropped.
   void answered(worker& w, std::string_view response) {
-    if (w.timer) w.timer->cancel();
+    auto j = std::move(w.sent.front());
+    w.sent.pop_front();
+    w.expected -= j->expected;
     w.quick_deaths = 0;
-    w.in_len = 0;
-    if (!response.empty() &&
-        (response[0] == detail::marshal::result_tag || response[0] == detail::marshal::fault_tag))
-      finish_with_marshal(*w.current, w.pid, response);
-    else
-      detail::finish_with_document(w.current->call, response, "internal error");
-    w.current.reset();
-    ++w.served;
-    if (leaving(w)) {
-      leave(w);
+    timed(*j, clock::now() - w.first_since);
+    if (w.first_timed_out) {
+      w.first_timed_out = false;
+    } else if (!response.empty() && (response[0] == detail::marshal::result_tag ||
+                                     response[0] == detail::marshal::fault_tag)) {
+      finish_with_marshal(*j, w.pid, response);
     } else {
-      read_answer(w);
+      detail::finish_with_document(j->call, response, "internal error");
+    }
+    ++w.served;
+    time_first(w);
+    if (leaving(w)) {
+      if (w.sent.empty() && !w.dying) leave(w);  // a runaway killed is lost()
+    } else {
       consider(w);
     }
     dispatch();
@@ -604,10 +704,11 @@ class worker_pool final : public detail::pool_runner {
     return std::nullopt;
   }
 
-  // `w` is idle: it is replaced if it is due and no other replacement is
-  // under way (that one's end looks again: recycle_next()).
+  // `w` is replaced if it is due and no other replacement is under way
+  // (that one's end looks again: recycle_next()). It serves on until its
+  // successor is ready, and leaves once it has answered the calls it has.
   void consider(worker& w) {
-    if (stopping_ || leaver_ != nullptr || !w.socket || !w.ready || w.dying || w.current) return;
+    if (stopping_ || leaver_ != nullptr || !w.socket || !w.ready || w.dying) return;
     auto why = due(w);
     if (why) recycle(w, *why);
   }
@@ -810,11 +911,12 @@ class worker_pool final : public detail::pool_runner {
     });
   }
 
-  // The worker died (or was killed) and a new one starts. Its call fails if
-  // it may have started (`started`); one it never read goes to another
-  // worker, up to max_deliveries times.
+  // The worker died (or was killed) and a new one starts. Its first call
+  // fails if it may have started (`started`); one it never read goes to
+  // another worker, up to max_deliveries times, and so do the calls behind
+  // it, which it had not started.
   void lost(worker& w, bool started = true) {
-    const bool idle = !w.current;
+    const bool idle = w.sent.empty();
     const cause why = w.dying    ? cause::timeout
                       : w.killed ? cause::protocol
                       : idle     ? cause::idle_death
@@ -848,15 +950,28 @@ class worker_pool final : public detail::pool_runner {
     // after the caller's fault sees the restart.
     restarted(why);
     if (!w.ready) count_against_first_waiting();
-    if (w.current && !started && ++w.current->deliveries < max_deliveries) {
-      queue_.push_front(std::move(w.current));
-    } else if (w.current) {
-      finish(*w.current, fault(fault_code::internal_error,
-                               started ? "internal error: the worker process running this call died"
-                                       : "internal error: the worker processes keep dying"));
-      w.current.reset();
+    if (!w.sent.empty()) {
+      auto& first = w.sent.front();
+      if (w.first_timed_out || (!started && ++first->deliveries < max_deliveries)) {
+        if (w.first_timed_out) first.reset();  // answered at its timeout
+      } else {
+        finish(*first, fault(fault_code::internal_error,
+                             started ? "internal error: the worker process running this call died"
+                                     : "internal error: the worker processes keep dying"));
+        first.reset();
+      }
+      // The others go back first in the queue, in their order.
+      for (auto it = w.sent.rbegin(); it != w.sent.rend(); ++it)
+        if (*it) queue_.push_front(std::move(*it));
+      w.sent.clear();
     }
-    w.renew = false;      // its replacement runs the new code
+    w.expected = {};
+    w.first_timed_out = false;
+    w.peer_gone = false;
+    w.writing = 0;
+    w.out.clear();
+    w.out_next.clear();
+    w.renew = false;  // its replacement runs the new code
     // A slot left vacant is the spare, which the next replacement may take
     // at once (recycle_next()): it is filled no other way.
     bool vacated = false;
@@ -923,7 +1038,10 @@ class worker_pool final : public detail::pool_runner {
   std::unique_ptr<detail::warm_parent> parent_;
   // The calls go in marshal form (hello()); read on the callers' loops.
   std::atomic<bool> marshal_{false};
-  bool xml_only_ = false;  // a worker said it reads only XML-RPC  // worker_options::warm_parent
+  bool xml_only_ = false;  // a worker said it reads only XML-RPC
+  // Each method's recent call time (timed()), by name.
+  std::unordered_map<std::string, std::chrono::microseconds>
+      method_times_;  // worker_options::warm_parent
   // A renewal's new parent, until it is ready; then the parents it
   // replaced, until their workers have left.
   std::unique_ptr<detail::warm_parent> next_parent_;
