@@ -27,6 +27,7 @@ worker processes, the module python_service/service.py.
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
 
+import collections
 import datetime
 import json
 import math
@@ -345,6 +346,92 @@ class CompactForm(unittest.TestCase):
         xml = [v for v in value if not isinstance(v, int) or -2**31 <= v < 2**31]
         self.assertEqual(self.p.echo(xml + [b"\x00\xff"]), xml + [b"\x00\xff"])
         self.assertEqual(self.p.echo((1, (2,))), [1, [2]])
+
+
+class CallsQueuedAtAWorker(unittest.TestCase):
+    """Quick calls queue at a busy worker process (up to 8, src/worker/
+    worker_pool.cpp): behind a call that crashes or times out, they are
+    neither lost nor run twice; nothing waits behind a slow call while
+    another worker could take it."""
+
+    def quick_calls(self, d, path, tokens):
+        """note(path, token) for each token, from 8 threads at once: the
+        faults they got, by token."""
+        faults = {}
+
+        def caller(part):
+            with xmlrpc.client.ServerProxy(d.url) as p:
+                for token in part:
+                    try:
+                        self.assertEqual(p.note(path, token), token)
+                    except xmlrpc.client.Fault as f:
+                        faults[token] = f.faultCode
+
+        callers = [Background(lambda i=i: caller(tokens[i::8])) for i in range(8)]
+        for c in callers:
+            c.join(60)
+        return faults
+
+    def assert_each_ran_once(self, path, tokens):
+        with open(path) as f:
+            ran = collections.Counter(f.read().split())
+        self.assertEqual({t: n for t, n in ran.items() if n != 1}, {}, "ran more than once")
+        self.assertEqual(set(tokens) - set(ran), set(), "never ran")
+
+    def test_calls_behind_a_crash_run_once_on_the_next_worker(self):
+        with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
+                            "1", env_args=False) as d, tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "ran")
+            with xmlrpc.client.ServerProxy(d.url) as p:
+                for _ in range(20):  # both methods known to be quick
+                    self.assertFalse(p.maybe_crash(False))
+                    p.note(os.path.join(tmp, "warm"), "x")
+            for round_ in range(3):
+                tokens = [f"{round_}-{i}" for i in range(400)]
+                crash = Background(lambda: raw_call(d, call_body("maybe_crash", True)).body)
+                self.assertEqual(self.quick_calls(d, path, tokens), {})
+                self.assertEqual(parse_fault(crash.join()).faultCode, INTERNAL_ERROR)
+                self.assert_each_ran_once(path, tokens)
+            self.assertEqual(d.stderr_text().count("died from signal 11"), 3)
+
+    def test_calls_behind_a_runaway_run_once_after_its_kill(self):
+        with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
+                            "1", "--method-timeout", "0.3", env_args=False) as d, \
+                tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "ran")
+            with xmlrpc.client.ServerProxy(d.url) as p:
+                for _ in range(20):
+                    self.assertFalse(p.maybe_spin(0))
+                    p.note(os.path.join(tmp, "warm"), "x")
+            tokens = [f"t{i}" for i in range(400)]
+            spin = Background(lambda: raw_call(d, call_body("maybe_spin", 2.0)).body)
+            self.assertEqual(self.quick_calls(d, path, tokens), {})
+            self.assertEqual(parse_fault(spin.join()).faultCode, TIMEOUT)
+            self.assert_each_ran_once(path, tokens)
+
+    def test_nothing_waits_behind_a_slow_call(self):
+        with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
+                            "2", *ADMIN, env_args=False) as d:
+            with xmlrpc.client.ServerProxy(d.url) as p:
+                for _ in range(20):
+                    p.pid_after(0)  # quick
+            spin = Background(lambda: raw_call(d, call_body("spin", 2.0)).body)
+            wait_until(lambda: busy_workers(d) == 1, 10, "the spin running on a worker")
+            answered_by = collections.Counter()
+
+            def caller():
+                with xmlrpc.client.ServerProxy(d.url) as p:
+                    for _ in range(50):
+                        answered_by[p.pid_after(0)] += 1
+
+            callers = [Background(caller) for _ in range(8)]
+            for c in callers:
+                c.join(60)
+            # All 400 answered while the spin ran, by the other worker.
+            self.assertTrue(spin.is_alive(), "the spin ended first: the test proves nothing")
+            self.assertEqual(len(answered_by), 1, answered_by)
+            self.assertEqual(sum(answered_by.values()), 400)
+            self.assertEqual(parse_result(spin.join()), True)
 
 
 class Crashes(unittest.TestCase):

@@ -84,6 +84,26 @@ def imported_by() -> int:
     return IMPORTED_BY
 
 
+def note(path, token):
+    """Appends token to the file at path, a line of its own: a call that
+    runs twice writes it twice."""
+    with open(path, "a") as f:
+        f.write(token + "\n")
+    return token
+
+
+def maybe_crash(crash: bool) -> bool:
+    """Quick, unless crash: then dies from SIGSEGV."""
+    if crash:
+        ctypes.string_at(0)
+    return False
+
+
+def maybe_spin(seconds: float) -> bool:
+    """Quick for 0; else spins for that long."""
+    return spin(seconds) if seconds else False
+
+
 def a_set():
     """A set: XML-RPC has no such type."""
     return {1, 2}
