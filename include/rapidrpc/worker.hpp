@@ -5,14 +5,19 @@
 // message is a frame of a 4-byte big-endian length followed by that many
 // bytes of an XML-RPC document. The worker first sends an empty frame (a
 // length of 0) once it can take calls; the server sends it none before. The
-// server sends a methodCall; the worker answers with one methodResponse (a
-// result or a fault), then waits for the next call; it exits when the socket
+// server sends methodCalls; the worker answers each with one
+// methodResponse (a result or a fault), in the order the calls came, one
+// call at a time: the server may send a call before the one ahead of it
+// is answered (it takes the first unanswered call for the one running,
+// and the others for not started). The worker exits when the socket
 // reaches end of stream. A worker may be written in any language that can
 // read XML-RPC. Both documents are UTF-8; the server passes an XML-RPC
 // client's request on as it came when it is in UTF-8 and XML-RPC's plain
 // grammar (whitespace between elements included), and passes the worker's
 // answer on to that client as it was written (docs/design.md, "Worker
-// processes").
+// processes"). rapidrpcd's Python workers speak a compact form besides,
+// Python's marshal format, which a worker announces in its first frame
+// (docs/design.md).
 #pragma once
 
 #include <rapidrpc/registry.hpp>
