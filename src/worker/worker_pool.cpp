@@ -44,7 +44,7 @@ struct job {
   std::chrono::microseconds expected{0};  // how long it is expected to take
   detail::pool_call call;
   clock::time_point queued = clock::now();  // for the wait figure
-  bool taken = false;                       // a worker has taken it (once counted)
+  bool taken = false;                       // a worker has begun it (once counted)
   // Workers it was sent to that died before reading it; or, while no
   // worker was ready, that died before they were.
   unsigned deliveries = 0;
@@ -395,8 +395,6 @@ class worker_pool final : public detail::pool_runner {
       if (best == nullptr) break;
       auto j = std::move(queue_.front());
       queue_.pop_front();
-      if (stats_ != nullptr && !j->taken) stats_->waited(clock::now() - j->queued);
-      j->taken = true;
       send(*best, std::move(j));
     }
     publish();
@@ -408,11 +406,14 @@ class worker_pool final : public detail::pool_runner {
     if (stats_ == nullptr) return;
     std::int64_t busy = 0;
     std::int64_t up = 0;
+    // Calls queued at a worker behind its first wait for a worker too.
+    auto waiting = static_cast<std::int64_t>(queue_.size());
     for (const auto& w : workers_) {
       busy += w.sent.empty() ? 0 : 1;
+      waiting += w.sent.empty() ? 0 : static_cast<std::int64_t>(w.sent.size()) - 1;
       up += w.socket && !w.dying && w.ready && !leaving(w) ? 1 : 0;
     }
-    stats_->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
+    stats_->queued.store(waiting, std::memory_order_relaxed);
     stats_->busy.store(busy, std::memory_order_relaxed);
     stats_->processes_up.store(up, std::memory_order_relaxed);
   }
@@ -481,6 +482,11 @@ class worker_pool final : public detail::pool_runner {
   // from when it became the first (the worker answered the one before).
   void time_first(worker& w) {
     w.first_since = clock::now();
+    // Its wait for a worker ends now, not when it was sent.
+    if (!w.dying && !w.sent.empty() && !w.sent.front()->taken) {
+      if (stats_ != nullptr) stats_->waited(w.first_since - w.sent.front()->queued);
+      w.sent.front()->taken = true;
+    }
     if (w.timer) w.timer->cancel();
     if (w.dying || w.sent.empty() || w.sent.front()->call.timeout.count() == 0) return;
     auto gen = w.generation;
@@ -531,13 +537,16 @@ class worker_pool final : public detail::pool_runner {
   void read_frames(worker& w) {
     const auto gen = w.generation;
     std::size_t at = 0;
-    while (w.in_len - at >= 4) {
+    while (w.in_len > at) {
+      if (w.sent.empty()) {  // bytes from an idle worker break the protocol
+        lines_.say(log_level::warning, "worker process %d wrote while idle; replacing it", w.pid);
+        w.killed = true;
+        return lost(w);
+      }
+      if (w.in_len - at < 4) break;
       const std::uint32_t length =
           detail::frame_length(reinterpret_cast<const unsigned char*>(w.in.data() + at));
-      if (length > max_worker_frame_bytes || w.sent.empty()) {
-        // Too large, or an answer to no call: the protocol is broken.
-        if (w.sent.empty())
-          lines_.say(log_level::warning, "worker process %d wrote while idle; replacing it", w.pid);
+      if (length > max_worker_frame_bytes) {
         w.killed = true;
         return lost(w);
       }

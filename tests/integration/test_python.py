@@ -409,6 +409,31 @@ class CallsQueuedAtAWorker(unittest.TestCase):
             self.assertEqual(parse_fault(spin.join()).faultCode, TIMEOUT)
             self.assert_each_ran_once(path, tokens)
 
+    def test_calls_queued_at_a_worker_count_as_waiting(self):
+        # One worker; maybe_spin is quick by its record, then spins: the
+        # calls sent behind it wait, and the queue depth and the wait
+        # histogram say so.
+        with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
+                            "1", *ADMIN, env_args=False) as d:
+            with xmlrpc.client.ServerProxy(d.url) as p:
+                for _ in range(20):
+                    self.assertFalse(p.maybe_spin(0))
+            waits_before = d.metric("rapidrpc_pool_wait_seconds_count")
+            spin = Background(lambda: raw_call(d, call_body("maybe_spin", 1.5)).body)
+            wait_until(lambda: busy_workers(d) == 1, 10, "the spin running")
+            behind = [Background(lambda: raw_call(d, call_body("maybe_spin", 0)).body)
+                      for _ in range(3)]
+            wait_until(lambda: d.metric("rapidrpc_pool_queue_depth") == 3, 10,
+                       "3 calls waiting")
+            self.assertTrue(spin.is_alive(), "the spin ended first: the test proves nothing")
+            # Counted when they begin, not when they were sent.
+            self.assertEqual(d.metric("rapidrpc_pool_wait_seconds_count"), waits_before + 1)
+            for c in behind:
+                self.assertFalse(parse_result(c.join()))
+            self.assertEqual(d.metric("rapidrpc_pool_wait_seconds_count"), waits_before + 4)
+            self.assertEqual(d.metric("rapidrpc_pool_queue_depth"), 0)
+            spin.join()
+
     def test_nothing_waits_behind_a_slow_call(self):
         with running_daemon("--python", "service", "--python-path", SERVICE_DIR, "--workers",
                             "2", *ADMIN, env_args=False) as d:
