@@ -8,6 +8,7 @@ loads. No process, no socket."""
 
 import base64
 import datetime
+import marshal
 import os
 import random
 import sys
@@ -140,6 +141,53 @@ class ReadCall(unittest.TestCase):
                          call("m", [True]).replace(b"<boolean>1", b"<boolean>2")):
             with self.assertRaises(Exception):
                 _worker.read_call(document, True)
+
+
+class CompactForm(unittest.TestCase):
+    """The worker's answers to calls in marshal's form (src/worker/
+    marshal.hpp): b"r" and the result, b"f" and (code, text), or an XML-RPC
+    methodResponse for what marshal cannot carry or XML-RPC writes otherwise."""
+
+    def setUp(self):
+        def fail():
+            raise xmlrpc.client.Fault(42, "x")
+
+        def fail_big():
+            raise xmlrpc.client.Fault(2**40, "x")
+
+        self.worker = _worker.Worker({
+            "echo": lambda v: v, "fail": fail, "fail_big": fail_big,
+            "when": lambda: datetime.datetime(2026, 12, 6, 1, 2, 3),
+            "binary": lambda: xmlrpc.client.Binary(b"z")})
+
+    def answer(self, name, *params):
+        return self.worker.answer(b"m" + marshal.dumps((name, params), 2))
+
+    def test_results_and_faults_in_marshal_form(self):
+        value = [1, 2**40, -0.0, "caf\xe9", b"\x00", None, True, {"a": (1, [])}]
+        self.assertEqual(self.answer("echo", value), b"r" + marshal.dumps(value, 2))
+        self.assertEqual(self.answer("fail"), b"f" + marshal.dumps((42, "x"), 2))
+        self.assertEqual(self.answer("nosuch"), b"f" + marshal.dumps((-32601, "method not found"), 2))
+        # What XML-RPC carries and marshal may not yet: the host reads and refuses it.
+        self.assertEqual(self.answer("echo", {1, 2}), b"r" + marshal.dumps({1, 2}, 2))
+
+    def test_what_marshal_cannot_carry_goes_as_xmlrpc(self):
+        def xml(answer):
+            self.assertTrue(answer.startswith(b"<?xml"), answer)
+            return xmlrpc.client.loads(answer, use_builtin_types=True)
+
+        self.assertEqual(xml(self.answer("when"))[0][0], datetime.datetime(2026, 12, 6, 1, 2, 3))
+        for v in (float("inf"), [1.0, float("-inf")], {"x": float("nan")}):
+            self.assertIn(b"inf" if "nan" not in repr(v) else b"nan", self.answer("echo", v))
+        with self.assertRaises(xmlrpc.client.Fault) as f:
+            xml(self.answer("fail_big"))
+        self.assertEqual(f.exception.faultCode, 2**40)
+        self.assertEqual(xml(self.answer("binary"))[0][0], b"z")
+
+    def test_a_finite_float_near_the_pattern_stays_in_marshal_form(self):
+        # NON_FINITE matches every exponent-all-ones double, and no finite one.
+        for v in (1.7976931348623157e308, -1.7976931348623157e308, 5e-324, 2.0**1023):
+            self.assertEqual(self.answer("echo", v), b"r" + marshal.dumps(v, 2))
 
 
 if __name__ == "__main__":
