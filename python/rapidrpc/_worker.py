@@ -482,11 +482,12 @@ def serve(worker, fd):
     """Says it is ready on `fd` (HELLO, or an empty frame from a worker that
     wants Binary and DateTime objects, which only the XML-RPC form gives; the
     host sends no call before), then answers calls there until end of
-    stream; returns the exit
-    status. One read and one write per call: the host sends a call only once
-    the previous one is answered, so a read takes the whole frame. A host
-    that closes the socket first (it stopped, or replaced this worker before
-    it was ready) ends it quietly too."""
+    stream; returns the exit status. The host may send calls ahead of the
+    one running: each is answered in turn, its answer written whole before
+    the next call starts, so that the host knows, if this process dies,
+    which calls it had not started. A host that closes the socket first (it
+    stopped, or replaced this worker before it was ready) ends it quietly
+    too."""
     try:
         return serve_frames(worker, fd)
     except (BrokenPipeError, ConnectionResetError):
