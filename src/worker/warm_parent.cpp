@@ -166,6 +166,9 @@ bool warm_parent::handle(std::string_view message, int fd) {
   if (message.starts_with('P') && fd >= 0 && parse_int(message.substr(1), pid) && pid > 0 &&
       !reply_) {
     reply_ = forked_child{pid, fd};
+    // Known from now on: its end (X) may follow in the same read, before
+    // fork() has returned.
+    children_.try_emplace(pid);
     return true;
   }
   auto space = message.find(' ');
@@ -222,11 +225,17 @@ std::optional<forked_child> warm_parent::fork(int fd) {
       kill_parent("did not answer a fork within 5 s; killing it");
       return std::nullopt;
     }
-    if (!read_messages()) return std::nullopt;  // died() follows from watch()
+    if (!read_messages()) {  // died() follows from watch()
+      if (reply_) {
+        children_.erase(reply_->pid);
+        close_fd(reply_->pidfd);
+        reply_.reset();
+      }
+      return std::nullopt;
+    }
   }
   forked_child child = *reply_;
   reply_.reset();
-  children_[child.pid] = {};
   return child;
 }
 

@@ -17,12 +17,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <unistd.h>
 
@@ -146,6 +150,61 @@ TEST_F(WorkerPool, AWorkerNeverReadyIsReplacedAndTheCallWaitingFailsAfterThree) 
   pool.reset();
   EXPECT_GE(workers_started(), 3);
   EXPECT_LE(workers_started(), 4);
+}
+
+TEST_F(WorkerPool, AForkedWorkerThatEndsAtOnceIsReapedWithItsStatus) {
+  // A warm parent whose workers end as they are forked: it answers the
+  // fork (P) and says the worker ended (X) at once, so the pool reads both
+  // in one go, before its fork() has returned. The death is still the
+  // worker's own, with its status, not a status lost with the parent.
+  const fs::path parent = dir_ / "parent.py";
+  {
+    std::ofstream script(parent);
+    script << R"(import os, socket
+c = socket.socket(fileno=3)
+c.send(b"R")
+while True:
+    message, fds, _, _ = socket.recv_fds(c, 16, 1)
+    if not message:
+        break
+    pid = os.fork()
+    if pid == 0:
+        os._exit(7)
+    pidfd = os.pidfd_open(pid)
+    os.waitpid(pid, 0)
+    socket.send_fds(c, [b"P%d" % pid], [pidfd])
+    c.send(b"X%d %d" % (pid, 7 << 8))
+    for fd in fds + [pidfd]:
+        os.close(fd)
+)";
+  }
+  std::mutex m;
+  std::condition_variable said;
+  std::vector<std::string> lines;
+  detail::logger log([&](log_level, std::string_view text) {
+    std::lock_guard lock(m);
+    lines.emplace_back(text);
+    said.notify_all();
+  });
+  worker_options wo;
+  wo.command = {"/usr/bin/python3", parent.string()};
+  wo.warm_parent = true;
+  auto pool = make_worker_pool(wo, 1, nullptr, worker_start_timeout, log);
+  std::unique_lock lock(m);
+  const bool died = said.wait_for(lock, std::chrono::seconds(20), [&] {
+    return std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("worker process") != std::string::npos &&
+             l.find("; replacing it") != std::string::npos;
+    });
+  });
+  const auto all = lines;
+  lock.unlock();
+  pool.reset();
+  std::string text;
+  for (const auto& l : all) text += l + "\n";
+  ASSERT_TRUE(died) << text;
+  EXPECT_NE(text.find("exited with status 7"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ended with its warm parent"), std::string::npos) << text;
 }
 
 TEST_F(WorkerPool, AWorkerThatCannotBeStartedIsTriedAgainUntilItCan) {
