@@ -1,8 +1,8 @@
 // Private: giving the heap's free memory back to the system after large
-// requests. rapidrpcd keeps freed memory in the heap (tools/rapidrpcd/main.cpp
-// sets glibc up so), so that back-to-back large requests reuse its pages
-// rather than faulting in fresh ones; a heap_trimmer gives it back once a
-// burst is over.
+// requests, and after a burst of connections has gone idle. rapidrpcd keeps
+// freed memory in the heap (tools/rapidrpcd/main.cpp sets glibc up so), so
+// that back-to-back large requests reuse its pages rather than faulting in
+// fresh ones; a heap_trimmer gives it back once a burst is over.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -22,7 +22,7 @@ inline constexpr std::size_t large_buffer_bytes = std::size_t{64} << 10;
 /// nothing elsewhere).
 void trim_heap() noexcept;
 
-/// Trims the heap once no large buffer has been freed for `quiet`. One per
+/// Trims the heap once nothing more has been freed for `quiet`. One per
 /// event loop, used on its thread only.
 class heap_trimmer {
  public:
@@ -30,7 +30,8 @@ class heap_trimmer {
 
   explicit heap_trimmer(boost::asio::io_context& io) : timer_(io) {}
 
-  /// A large buffer was freed (by what runs on this loop).
+  /// Memory was freed (by what runs on this loop): a large buffer, or what
+  /// idle connections gave back.
   void freed();
   /// The loop is done: trims now if a trim was due, and waits no more.
   void finish();

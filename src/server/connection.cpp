@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace rapidrpc::detail {
@@ -81,25 +82,48 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
       in_(&owner.blocks()),
-      reader_(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
-              owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
-              owner.shared().access != nullptr ? static_cast<http::header_hook*>(this) : nullptr),
-      exchange_(*owner.shared().methods, owner.shared().limits),
       peer_{peer.address(), peer.port(), {}},
       context_(owner.context()) {
   context_.peer = &peer_;
-  if (!owner.shared().relay.socket.empty()) reader_.keep_head(true);
-  exchange_.share_parsers(owner.parsers());
   if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
   if (owner.log() != nullptr) {
     const auto& a = peer_.address;
     peer_text_ = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
     peer_text_ += ':' + std::to_string(peer_.port);
   }
-  if (const auto* store = owner.shared().metrics) exchange_.count_into(*store, owner.stats());
   loop_.attach(this);
   ++loop_.shared().connections;
   loop_.stats().connection_opened();
+}
+
+connection::serving::serving(loop& owner, http::header_hook* hook)
+    : reader(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
+             owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
+             owner.shared().access != nullptr ? hook : nullptr),
+      exchange(*owner.shared().methods, owner.shared().limits) {
+  if (!owner.shared().relay.socket.empty()) reader.keep_head(true);
+  exchange.share_parsers(owner.parsers());
+  if (const auto* store = owner.shared().metrics) exchange.count_into(*store, owner.stats());
+}
+
+std::size_t connection::serving_bytes() noexcept { return sizeof(serving); }
+
+void connection::give_back_serving::operator()(serving* s) const noexcept {
+  s->~serving();
+  slots->give(s);
+}
+
+connection::serving& connection::serve() {
+  if (serving_) return *serving_;
+  slot_pool& slots = loop_.serving_slots();
+  void* p = slots.take();
+  try {
+    serving_ = {new (p) serving(loop_, static_cast<http::header_hook*>(this)), {&slots}};
+  } catch (...) {
+    slots.give(p);
+    throw;
+  }
+  return *serving_;
 }
 
 connection::~connection() {
@@ -169,7 +193,7 @@ void connection::check_deadline(clock::time_point now) {
 
 void connection::drain(clock::time_point now) {
   if (closed_) return;
-  if (!busy_ && !reader_.in_request() && in_.empty() && out_sent_ == out_.size()) {
+  if (!busy_ && !in_request() && in_.empty() && out_sent_ == out_.size()) {
     // A keep-alive client may have sent its next request just now: closing
     // would cut it off (the client sees a reset, and cannot know whether the
     // call ran). Its request is answered with "Connection: close" instead;
@@ -187,7 +211,7 @@ void connection::park(clock::time_point now) {
   if (closed_ || parked_ || parking_ || phase_ != phase::idle || now - idle_since_ < park_after)
     return;
   if (busy_ || in_drive_ || resume_posted_ || wait_write_ || !wait_read_ || closing_ || eof_ ||
-      reader_.in_request() || !in_.empty() || out_sent_ != out_.size())
+      in_request() || !in_.empty() || out_sent_ != out_.size())
     return;
   if (tls_) {
     // Its read wait reads ciphertext into the TLS session's own buffer:
@@ -209,8 +233,8 @@ void connection::release_idle_memory() {
   std::string().swap(out_);
   out_sent_ = 0;
   std::string().swap(scratch_);
-  reader_.release();
-  exchange_.release();
+  serving_.reset();
+  loop_.idle_memory_freed();
 }
 
 // A parked connection's wait: readiness only, with no buffer; its next
@@ -280,7 +304,7 @@ void connection::drive() {
   // timeout: a client that completes the handshake and then says nothing is
   // not idle yet.
   bool mid_request =
-      reader_.in_request() || !in_.empty() || (tls_ && (!tls_->established() || answered_ == 0));
+      in_request() || !in_.empty() || (tls_ && (!tls_->established() || answered_ == 0));
   set_phase(mid_request ? phase::request : phase::idle, now);
   in_.shrink(keep_buffer_bytes);
   if (!wait_read_) wait_readable();
@@ -345,42 +369,42 @@ void connection::process_requests() {
   while (!busy_ && !closing_ && !closed_ && !in_.empty() &&
          out_.size() - out_sent_ < output_high_water) {
     std::size_t used = 0;
-    if (!reader_.in_request()) borrow(reader_.current().body, loop_.spare_body());
-    auto r = reader_.parse(std::string_view(in_.data(), in_.size()), used);
+    if (!reader().in_request()) borrow(reader().current().body, loop_.spare_body());
+    auto r = reader().parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
     if (r == http::request_reader::result::error) {
       // A framing error, or a request refused from its header (whose body
       // is not read): the rest of the stream cannot be trusted.
-      int status = reader_.error_status();
+      int status = reader().error_status();
       http_error(status, true, status == 401 ? auth_challenge : std::string_view{});
       break;
     }
     if (r == http::request_reader::result::need_more) {
       // The client may be holding the body back until it hears from us.
-      if (reader_.take_continue()) {
+      if (reader().take_continue()) {
         borrow(out_, loop_.spare_output());
         out_ += "HTTP/1.1 100 Continue\r\n\r\n";
       }
       break;
     }
-    handle_request(reader_.keep_alive());
-    reader_.next();
+    handle_request(reader().keep_alive());
+    reader().next();
     // The body has been decoded (its call runs on what was read from it).
     const bool large =
-        std::max(reader_.current().body.capacity(), scratch_.capacity()) >= large_buffer_bytes;
-    give_back(reader_.current().body, loop_.spare_body(), keep_buffer_bytes);
+        std::max(reader().current().body.capacity(), scratch_.capacity()) >= large_buffer_bytes;
+    give_back(reader().current().body, loop_.spare_body(), keep_buffer_bytes);
     if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
     if (large) loop_.large_buffer_freed();
   }
-  if (eof_ && reader_.in_request() && !busy_ && !closing_) {
+  if (eof_ && reader().in_request() && !busy_ && !closing_) {
     // The peer ended the stream inside a request: nothing can be answered,
     // except by a program behind the relay, which reads the stream itself.
     // A request with its whole head and part of a Content-Length body goes
     // to it as it came, then the end of the stream (as the program's own
     // server would have seen it); its answer goes to the client, if still
     // there.
-    if (!loop_.shared().relay.socket.empty() && reader_.body_remaining()) handle_request(false);
-    reader_.next();
+    if (!loop_.shared().relay.socket.empty() && reader().body_remaining()) handle_request(false);
+    reader().next();
     closing_ = true;
   }
 }
@@ -388,7 +412,7 @@ void connection::process_requests() {
 void connection::handle_request(bool keep_alive) {
   ++answered_;
   const auto& shared = loop_.shared();
-  const http::request& req = reader_.current();
+  const http::request& req = reader().current();
   set_phase(phase::call, clock::time_point{});  // no deadline while the call runs
   if (loop_.log() != nullptr) log_entry_.begin(req.body.size());
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
@@ -431,14 +455,14 @@ void connection::handle_request(bool keep_alive) {
                             ? rpc::protocol::jsonrpc
                             : rpc::protocol::xmlrpc;
   busy_ = true;
-  if (shared.process_mode) watchdog::watch(fd_, shared.server_name, &exchange_);
-  exchange_.start(protocol, document, context_, shared_from_this());
+  if (shared.process_mode) watchdog::watch(fd_, shared.server_name, &exchange());
+  exchange().start(protocol, document, context_, shared_from_this());
 }
 
 // server_options::relay.socket: the request goes to the program behind as it came
 // (docs/design.md, "The relay"), on this client's Unix connection.
 void connection::relay_request() {
-  const http::request& req = reader_.current();
+  const http::request& req = reader().current();
   if (!relay_) {
     boost::system::error_code ec;
     const auto local = socket_.local_endpoint(ec);
@@ -451,7 +475,7 @@ void connection::relay_request() {
   busy_ = true;
   // Still in the request: the stream ended inside its body
   // (process_requests()), and nothing follows it.
-  const bool last = reader_.in_request();
+  const bool last = reader().in_request();
   relay_->send(std::move(bytes), req.method == bhttp::verb::head, shared_from_this(), last);
 }
 
@@ -475,7 +499,7 @@ void connection::on_relayed(http::response* r, relay_failure why) {
       // The fault the worker pool answers a call past its timeout with.
       std::string body;
       http::response_head head;
-      head.content_type = exchange_.timeout_reply(body);
+      head.content_type = exchange().timeout_reply(body);
       head.content_length = body.size();
       head.keep_alive = keep_alive_;
       head.http10 = http10_;
@@ -517,7 +541,7 @@ void connection::write_response(const rpc::reply& r) {
   head.content_length = payload.size();
   if (payload.size() >= large_buffer_bytes && payload.data() == r.body.data() &&
       out_sent_ == out_.size() && send_in_place(head)) {
-    log_response(head.status, r.fault, payload.size(), exchange_.method());
+    log_response(head.status, r.fault, payload.size(), exchange().method());
     return;
   }
   borrow(out_, loop_.spare_output());
@@ -525,7 +549,7 @@ void connection::write_response(const rpc::reply& r) {
   http::write_head(out_, shared.server_name, head);
   out_ += payload;
   if (!keep_alive_) closing_ = true;
-  log_response(head.status, r.fault, payload.size(), exchange_.method());
+  log_response(head.status, r.fault, payload.size(), exchange().method());
 }
 
 // A large body goes out from the exchange's storage, where it was written:
@@ -534,7 +558,7 @@ void connection::write_response(const rpc::reply& r) {
 // copied behind a head. Only with all earlier output sent. False if the
 // reply has no room for this head (it is then copied as any other).
 bool connection::send_in_place(const http::response_head& head) {
-  std::string* storage = exchange_.reply_storage();
+  std::string* storage = exchange().reply_storage();
   if (storage == nullptr) return false;
   std::string text;
   http::write_head(text, loop_.shared().server_name, head);
@@ -550,7 +574,7 @@ bool connection::send_in_place(const http::response_head& head) {
 // is past gzip_min_bytes; HEAD gets the same head and no body.
 void connection::write_api_page(const api_page& page, bool head_only) {
   const auto& shared = loop_.shared();
-  const http::request& req = reader_.current();
+  const http::request& req = reader().current();
   http::response_head head;
   head.keep_alive = keep_alive_;
   head.http10 = http10_;
@@ -576,7 +600,7 @@ void connection::http_error(int status, bool close_after, std::string_view extra
   borrow(out_, loop_.spare_output());
   // A HEAD request's answer has no body, errors too: a body would be read
   // as the start of the next response.
-  const bool head_only = reader_.current().method == bhttp::verb::head;
+  const bool head_only = reader().current().method == bhttp::verb::head;
   http::write_error(out_, loop_.shared().server_name, status, !close_after, http10_, extra,
                     head_only);
   if (close_after) closing_ = true;
@@ -637,7 +661,7 @@ bool connection::flush() {
   }
   if (!out_.empty()) {
     const bool large = out_.capacity() >= large_buffer_bytes;
-    if (large) exchange_.keep_storage(out_);  // send_in_place()'s, back for the next reply
+    if (large) exchange().keep_storage(out_);  // send_in_place()'s, back for the next reply
     give_back(out_, loop_.spare_output(), max_spare_output);
     if (large) loop_.large_buffer_freed();
   }
@@ -708,7 +732,7 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 // 16 KiB holds any ordinary request; a large body is read in larger pieces.
 std::size_t connection::read_size() {
   std::size_t want = read_chunk;
-  if (auto remaining = reader_.body_remaining())
+  if (auto remaining = reader().body_remaining())
     want =
         static_cast<std::size_t>(std::clamp<std::uint64_t>(*remaining, read_chunk, max_read_chunk));
   last_read_size_ = want;

@@ -59,6 +59,9 @@ class connection final : public std::enable_shared_from_this<connection>,
   /// output strings), and waits for its next request with a bare readiness
   /// wait, which needs no buffer (docs/design.md, "Lifetimes").
   void park(clock::time_point now);
+  /// The size of what a connection holds while it serves requests (its
+  /// loop's serving_slots()).
+  static std::size_t serving_bytes() noexcept;
   /// How long a connection must have been idle before park() parks it. A
   /// busy keep-alive connection keeps its block and its read wait: a bare
   /// wait would cost an epoll_ctl per request.
@@ -100,9 +103,25 @@ class connection final : public std::enable_shared_from_this<connection>,
   std::string out_;
   std::size_t out_sent_ = 0;
 
-  http::request_reader reader_;
-  rpc::exchange exchange_;  // the request's call, from its body to the reply's
-  std::string scratch_;     // gzip in or out
+  // What serving a request takes: made for the first request after the
+  // connection opened or was parked, in a slot of its loop's
+  // serving_slots(), and given back when it parks (an idle connection is
+  // kept small).
+  struct serving {
+    serving(loop& owner, http::header_hook* hook);
+    http::request_reader reader;
+    rpc::exchange exchange;  // the request's call, from its body to the reply's
+  };
+  struct give_back_serving {
+    slot_pool* slots;
+    void operator()(serving* s) const noexcept;
+  };
+  std::unique_ptr<serving, give_back_serving> serving_;
+  serving& serve();
+  http::request_reader& reader() { return serve().reader; }
+  rpc::exchange& exchange() { return serve().exchange; }
+  bool in_request() const noexcept { return serving_ && serving_->reader.in_request(); }
+  std::string scratch_;  // gzip in or out
   std::shared_ptr<relay_channel>
       relay_;  // server_options::relay.socket: this client's Unix connection
 

@@ -23,7 +23,10 @@ using tcp = net::ip::tcp;
 namespace detail {
 
 loop::loop(serving_state& shared, std::size_t shard)
-    : shared_(shared), parsers_(shared.limits), work_(net::make_work_guard(io_)) {
+    : shared_(shared),
+      serving_slots_(connection::serving_bytes()),
+      parsers_(shared.limits),
+      work_(net::make_work_guard(io_)) {
   if (shared.metrics != nullptr) stats_ = shared.metrics->at(shard);
   context_.loop = io_.get_executor();
   context_.pool = &shared.pool;

@@ -12,6 +12,7 @@
 #include "server/api_page.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/relay.hpp"
+#include "server/slot_pool.hpp"
 #include "service/service.hpp"
 
 #include <rapidrpc/limits.hpp>
@@ -120,6 +121,8 @@ class loop final : public service {
   metrics::shard& stats() noexcept { return stats_; }
   /// The input blocks of this loop's connections.
   block_pool& blocks() noexcept { return blocks_; }
+  /// Where this loop's connections keep what serving a request takes.
+  slot_pool& serving_slots() noexcept { return serving_slots_; }
   /// The XML-RPC parsers of this loop's exchanges.
   rpc::parser_pool& parsers() noexcept { return parsers_; }
   /// Storage lent to the connection writing a reply or reading a request
@@ -131,6 +134,11 @@ class loop final : public service {
   /// the heap's free memory goes back to the system. Until then it stays
   /// for the next large request, which so takes no fresh pages.
   void large_buffer_freed() { trimmer_.freed(); }
+  /// A connection has parked, its buffers freed: what a burst of requests
+  /// left in the heap between the connections goes back to the system once
+  /// the sweep's parking is done (connections park at a sweep, once a
+  /// second at most).
+  void idle_memory_freed() { trimmer_.freed(); }
 
  private:
   struct listener {
@@ -156,6 +164,7 @@ class loop final : public service {
   std::unordered_set<connection*> connections_;
   // Also before io_: the connections destroyed with it give back into these.
   block_pool blocks_;
+  slot_pool serving_slots_;
   rpc::parser_pool parsers_;
   boost::asio::io_context io_{1};
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
@@ -168,7 +177,7 @@ class loop final : public service {
   boost::asio::steady_timer drain_timer_{io_};
   std::chrono::steady_clock::time_point drain_deadline_{};
   boost::asio::steady_timer quiet_timer_{io_};  // draining: closes idle connections once quiet
-  heap_trimmer trimmer_{io_};                   // large_buffer_freed()
+  heap_trimmer trimmer_{io_};                   // large_buffer_freed(), idle_memory_freed()
   bool freed_since_sweep_ = false;              // a connection closed: trim at the next sweep
   bool draining_ = false;
   bool accept_paused_ = false;
