@@ -180,9 +180,13 @@ def build_abyss_server(workdir):
     return out
 
 
-def xmlrpc_post(port, body, timeout=5.0):
-    """POST body to /RPC2; return (status, response body as text)."""
-    conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+def xmlrpc_post(port, body, timeout=5.0, tls=None):
+    """POST body to /RPC2 (over HTTPS with the ssl.SSLContext `tls`); return
+    (status, response body as text)."""
+    if tls is None:
+        conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    else:
+        conn = http.client.HTTPSConnection(HOST, port, timeout=timeout, context=tls)
     try:
         conn.request("POST", "/RPC2", body=body.encode(), headers={"Content-Type": "text/xml"})
         resp = conn.getresponse()
@@ -197,12 +201,14 @@ class Server:
     name:  label in the tables
     argv:  command line, with {port} and {prefix} filled in at start
     setup: optional callable(prefix, port) run before start (writes config)
+    tls:   the ssl.SSLContext a client verifies it with, if it serves HTTPS
     """
 
-    def __init__(self, name, argv, setup=None):
+    def __init__(self, name, argv, setup=None, tls=None):
         self.name = name
         self.argv = argv
         self.setup = setup
+        self.tls = tls
         self.proc = None
         self.port = None
         self.prefix = None
@@ -230,7 +236,7 @@ class Server:
                 raise BenchError("%s exited with status %s before answering; log:\n%s"
                                  % (self.name, self.proc.returncode, self.log_tail()))
             try:
-                status, body = xmlrpc_post(self.port, SAMPLE_ADD_BODY, timeout=2.0)
+                status, body = xmlrpc_post(self.port, SAMPLE_ADD_BODY, timeout=2.0, tls=self.tls)
                 if status == 200 and ("<int>8</int>" in body or "<i4>8</i4>" in body):
                     return
                 last = "status %d body %r" % (status, body[:300])
