@@ -213,15 +213,13 @@ void connection::park(clock::time_point now) {
   if (busy_ || in_drive_ || resume_posted_ || wait_write_ || !wait_read_ || closing_ || eof_ ||
       in_request() || !in_.empty() || out_sent_ != out_.size())
     return;
-  if (tls_) {
-    // Its read wait reads ciphertext into the TLS session's own buffer:
-    // in_ is not in use while it waits.
-    if (in_.capacity() != 0) release_idle_memory();
-    return;
-  }
-  // The pending read refers to in_'s block: it must end first. It
-  // completes with operation_aborted (on_read() then parks), or has
-  // already read a request, which is served as usual.
+  // A TLS session parks with nothing buffered (no record begun), and not
+  // while a read of OpenSSL's waits for the socket to be writable.
+  if (tls_ && (tls_read_wants_write_ || !tls_->holds_nothing())) return;
+  // The pending read refers to in_'s block (with TLS, the session's
+  // buffer): it must end first. It completes with operation_aborted
+  // (on_read() then parks), or has already read a request, which is
+  // served as usual.
   parking_ = true;
   boost::system::error_code ec;
   socket_.cancel(ec);
@@ -234,6 +232,7 @@ void connection::release_idle_memory() {
   out_sent_ = 0;
   std::string().swap(scratch_);
   serving_.reset();
+  if (tls_) tls_->release_buffers();
   loop_.idle_memory_freed();
 }
 

@@ -21,7 +21,8 @@ class slot_pool {
   static constexpr std::size_t slab_bytes = 64 * 1024;
 
   explicit slot_pool(std::size_t slot_bytes) noexcept
-      : slot_bytes_(header_bytes + round_up(slot_bytes < sizeof(char*) ? sizeof(char*) : slot_bytes)),
+      : slot_bytes_(header_bytes +
+                    round_up(slot_bytes < sizeof(char*) ? sizeof(char*) : slot_bytes)),
         slots_per_slab_((slab_bytes - round_up(sizeof(slab))) / slot_bytes_) {}
   ~slot_pool() {
     // Every slot has been given back: only kept slabs are left.
@@ -75,9 +76,7 @@ class slot_pool {
     std::size_t used;
   };
   static constexpr std::size_t header_bytes = alignof(std::max_align_t);
-  static slab*& owner_of(char* x) noexcept {
-    return *reinterpret_cast<slab**>(x - header_bytes);
-  }
+  static slab*& owner_of(char* x) noexcept { return *reinterpret_cast<slab**>(x - header_bytes); }
   static char*& next_of(char* x) noexcept { return *reinterpret_cast<char**>(x); }
 
   static constexpr std::size_t round_up(std::size_t n) noexcept {
@@ -119,7 +118,7 @@ class slot_pool {
 
   std::size_t slot_bytes_;
   std::size_t slots_per_slab_;
-  slab* open_ = nullptr;  // slabs with a free slot
+  slab* open_ = nullptr;   // slabs with a free slot
   std::size_t empty_ = 0;  // of them, with none taken
   std::size_t mapped_ = 0;
 };

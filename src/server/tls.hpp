@@ -76,10 +76,19 @@ class session {
   void close_notify() noexcept;
 
   /// The loop's readiness read puts ciphertext here; the next read() takes
-  /// it before reading the socket. `space()` has room for `capacity()`.
-  char* space() noexcept { return prefetch_.get(); }
+  /// it before reading the socket. `space()` has room for `capacity()`
+  /// (allocated again after release_buffers(); throws std::bad_alloc).
+  char* space();
   static constexpr std::size_t capacity() noexcept { return prefetch_capacity; }
   void received(std::size_t n) noexcept;
+  /// True if nothing is buffered, here or in OpenSSL: a read of the
+  /// socket is the only way on.
+  bool holds_nothing() const noexcept;
+  /// Frees the readiness read's buffer, if it holds nothing (an idle
+  /// connection, parked: it reads no more into space() until it wakes).
+  /// OpenSSL frees its own record buffers when they are empty
+  /// (SSL_MODE_RELEASE_BUFFERS).
+  void release_buffers() noexcept;
 
   // For the BIO.
   int bio_read(char* buf, int len);
