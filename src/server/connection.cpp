@@ -82,9 +82,7 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),
       in_(&owner.blocks()),
-      peer_{peer.address(), peer.port(), {}},
-      context_(owner.context()) {
-  context_.peer = &peer_;
+      peer_{peer.address(), peer.port(), {}} {
   if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
   if (owner.log() != nullptr) {
     const auto& a = peer_.address;
@@ -96,11 +94,13 @@ connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::
   loop_.stats().connection_opened();
 }
 
-connection::serving::serving(loop& owner, http::header_hook* hook)
+connection::serving::serving(loop& owner, http::header_hook* hook, const call_peer* peer)
     : reader(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
              owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
              owner.shared().access != nullptr ? hook : nullptr),
-      exchange(*owner.shared().methods, owner.shared().limits) {
+      exchange(*owner.shared().methods, owner.shared().limits),
+      context(owner.context()) {
+  context.peer = peer;
   if (!owner.shared().relay.socket.empty()) reader.keep_head(true);
   exchange.share_parsers(owner.parsers());
   if (const auto* store = owner.shared().metrics) exchange.count_into(*store, owner.stats());
@@ -118,7 +118,7 @@ connection::serving& connection::serve() {
   slot_pool& slots = loop_.serving_slots();
   void* p = slots.take();
   try {
-    serving_ = {new (p) serving(loop_, static_cast<http::header_hook*>(this)), {&slots}};
+    serving_ = {new (p) serving(loop_, static_cast<http::header_hook*>(this), &peer_), {&slots}};
   } catch (...) {
     slots.give(p);
     throw;
@@ -230,7 +230,6 @@ void connection::release_idle_memory() {
   in_.shrink(0);
   std::string().swap(out_);
   out_sent_ = 0;
-  std::string().swap(scratch_);
   serving_.reset();
   if (tls_) tls_->release_buffers();
   loop_.idle_memory_freed();
@@ -389,10 +388,10 @@ void connection::process_requests() {
     handle_request(reader().keep_alive());
     reader().next();
     // The body has been decoded (its call runs on what was read from it).
-    const bool large =
-        std::max(reader().current().body.capacity(), scratch_.capacity()) >= large_buffer_bytes;
+    const bool large = std::max(reader().current().body.capacity(), serve().scratch.capacity()) >=
+                       large_buffer_bytes;
     give_back(reader().current().body, loop_.spare_body(), keep_buffer_bytes);
-    if (scratch_.capacity() > keep_buffer_bytes) std::string().swap(scratch_);
+    if (serve().scratch.capacity() > keep_buffer_bytes) std::string().swap(serve().scratch);
     if (large) loop_.large_buffer_freed();
   }
   if (eof_ && reader().in_request() && !busy_ && !closing_) {
@@ -413,7 +412,7 @@ void connection::handle_request(bool keep_alive) {
   const auto& shared = loop_.shared();
   const http::request& req = reader().current();
   set_phase(phase::call, clock::time_point{});  // no deadline while the call runs
-  if (loop_.log() != nullptr) log_entry_.begin(req.body.size());
+  if (loop_.log() != nullptr) serve().log_entry.begin(req.body.size());
   keep_alive_ = keep_alive && !loop_.draining() && !shared.close_after_response;
   http10_ = req.version == 10;
   if (!shared.relay.socket.empty()) return relay_request();
@@ -438,7 +437,7 @@ void connection::handle_request(bool keep_alive) {
 
   std::string_view document = req.body;
   if (req.gzip_body) {
-    switch (http::gunzip(req.body, scratch_, shared.limits.max_body_bytes)) {
+    switch (http::gunzip(req.body, serve().scratch, shared.limits.max_body_bytes)) {
       case http::inflate_result::ok:
         break;
       case http::inflate_result::too_large:
@@ -446,7 +445,7 @@ void connection::handle_request(bool keep_alive) {
       case http::inflate_result::corrupt:
         return http_error(400, !keep_alive_);
     }
-    document = scratch_;
+    document = serve().scratch;
   }
   gzip_reply_ = req.accepts_gzip && shared.gzip_min_bytes != 0;
 
@@ -455,7 +454,7 @@ void connection::handle_request(bool keep_alive) {
                             : rpc::protocol::xmlrpc;
   busy_ = true;
   if (shared.process_mode) watchdog::watch(fd_, shared.server_name, &exchange());
-  exchange().start(protocol, document, context_, shared_from_this());
+  exchange().start(protocol, document, serve().context, shared_from_this());
 }
 
 // server_options::relay.socket: the request goes to the program behind as it came
@@ -532,9 +531,9 @@ void connection::write_response(const rpc::reply& r) {
   if (r.body.empty()) head.status = 204;  // JSON-RPC notifications only
   std::string_view payload = r.body;
   if (gzip_reply_ && payload.size() >= shared.gzip_min_bytes) {
-    scratch_.clear();
-    http::gzip(payload, scratch_);
-    payload = scratch_;
+    serve().scratch.clear();
+    http::gzip(payload, serve().scratch);
+    payload = serve().scratch;
     head.gzip = true;
   }
   head.content_length = payload.size();
@@ -610,7 +609,8 @@ void connection::http_error(int status, bool close_after, std::string_view extra
 void connection::log_response(int status, std::int32_t fault, std::size_t response_bytes,
                               std::string_view method) {
   if (access_log_buffer* log = loop_.log())
-    log->add(log_entry_.finish(peer_text_, peer_.user, method, status, fault, response_bytes));
+    log->add(
+        serve().log_entry.finish(peer_text_, peer_.user, method, status, fault, response_bytes));
 }
 
 // The access checks, when a request's header is complete (before its body).

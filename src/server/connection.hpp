@@ -108,9 +108,12 @@ class connection final : public std::enable_shared_from_this<connection>,
   // serving_slots(), and given back when it parks (an idle connection is
   // kept small).
   struct serving {
-    serving(loop& owner, http::header_hook* hook);
+    serving(loop& owner, http::header_hook* hook, const call_peer* peer);
     http::request_reader reader;
     rpc::exchange exchange;  // the request's call, from its body to the reply's
+    call_context context;    // the calls' view of the connection
+    std::string scratch;     // gzip in or out
+    access_entry log_entry;  // the access log's view of the request (only with a log)
   };
   struct give_back_serving {
     slot_pool* slots;
@@ -121,27 +124,26 @@ class connection final : public std::enable_shared_from_this<connection>,
   http::request_reader& reader() { return serve().reader; }
   rpc::exchange& exchange() { return serve().exchange; }
   bool in_request() const noexcept { return serving_ && serving_->reader.in_request(); }
-  std::string scratch_;  // gzip in or out
   std::shared_ptr<relay_channel>
       relay_;  // server_options::relay.socket: this client's Unix connection
 
+  clock::time_point deadline_{};
+  clock::time_point idle_since_{};  // when it last became idle
+  std::uint64_t answered_ = 0;      // requests handled so far
+  std::size_t last_read_size_ = 0;
+  phase phase_ = phase::idle;
+  // (The flags together: a parked connection is kept small.)
   // The request whose call is in flight.
   bool keep_alive_ = true;
   bool http10_ = false;
   bool gzip_reply_ = false;
-
-  phase phase_ = phase::idle;
-  clock::time_point deadline_{};
-  clock::time_point idle_since_{};  // when it last became idle
-  bool can_read_ = false;           // the socket may have unread bytes
-  bool resume_posted_ = false;      // a drive() is queued on the loop (fairness)
-  std::uint64_t answered_ = 0;      // requests handled so far
-  std::size_t last_read_size_ = 0;
-  bool wait_read_ = false;   // an async_wait for reading is pending
-  bool wait_write_ = false;  // an async_wait for writing is pending
-  bool busy_ = false;        // a call is in flight
-  bool closing_ = false;     // close once the output is written
-  bool eof_ = false;         // the peer has finished sending
+  bool can_read_ = false;       // the socket may have unread bytes
+  bool resume_posted_ = false;  // a drive() is queued on the loop (fairness)
+  bool wait_read_ = false;      // an async_wait for reading is pending
+  bool wait_write_ = false;     // an async_wait for writing is pending
+  bool busy_ = false;           // a call is in flight
+  bool closing_ = false;        // close once the output is written
+  bool eof_ = false;            // the peer has finished sending
   bool closed_ = false;
   bool in_drive_ = false;
   bool parking_ = false;               // the read wait is being cancelled, to park
@@ -151,11 +153,8 @@ class connection final : public std::enable_shared_from_this<connection>,
 
   // Who is calling (access.hpp), as calls see it in their context.
   call_peer peer_;
-  call_context context_;
   peer_access access_;
-  // The access log's view of the request in progress (only with a log).
-  std::string peer_text_;
-  access_entry log_entry_;
+  std::string peer_text_;  // the access log's name for the peer (only with a log)
 };
 
 }  // namespace rapidrpc::detail
