@@ -394,7 +394,7 @@ void connection::process_requests() {
     if (serve().scratch.capacity() > keep_buffer_bytes) std::string().swap(serve().scratch);
     if (large) loop_.large_buffer_freed();
   }
-  if (eof_ && reader().in_request() && !busy_ && !closing_) {
+  if (eof_ && in_request() && !busy_ && !closing_) {
     // The peer ended the stream inside a request: nothing can be answered,
     // except by a program behind the relay, which reads the stream itself.
     // A request with its whole head and part of a Content-Length body goes
@@ -731,7 +731,7 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 // 16 KiB holds any ordinary request; a large body is read in larger pieces.
 std::size_t connection::read_size() {
   std::size_t want = read_chunk;
-  if (auto remaining = reader().body_remaining())
+  if (auto remaining = serving_ ? serving_->reader.body_remaining() : std::nullopt)
     want =
         static_cast<std::size_t>(std::clamp<std::uint64_t>(*remaining, read_chunk, max_read_chunk));
   last_read_size_ = want;
