@@ -103,10 +103,7 @@ context::context(const tls_options& options) {
     if (SSL_CTX_set_cipher_list(ctx_, tls12_ciphers) != 1) fail("cannot set the cipher suites");
     // Partial writes: flush() sends record by record from its output buffer,
     // which may grow (and move) between a blocked write and its retry.
-    // Released buffers: a session frees its record buffers when they are
-    // empty, so that an idle connection holds none (~34 KiB).
-    SSL_CTX_set_mode(ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                               SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_mode(ctx_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     // Reading ahead lets a short socket read tell that the socket is drained.
     SSL_CTX_set_read_ahead(ctx_, 1);
     // Resumption by stateless tickets only: no session cache shared (and
@@ -161,6 +158,10 @@ void session::release_buffers() noexcept {
   if (prefetch_begin_ != prefetch_end_) return;
   prefetch_.reset();
   prefetch_begin_ = prefetch_end_ = 0;
+  // OpenSSL's record buffers too (~34 KiB), if empty; allocated again by
+  // the next read or write. Only here, not after every record
+  // (SSL_MODE_RELEASE_BUFFERS): a busy connection keeps them.
+  (void)SSL_free_buffers(ssl_);
 }
 
 void session::received(std::size_t n) noexcept {

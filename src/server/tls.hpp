@@ -84,10 +84,9 @@ class session {
   /// True if nothing is buffered, here or in OpenSSL: a read of the
   /// socket is the only way on.
   bool holds_nothing() const noexcept;
-  /// Frees the readiness read's buffer, if it holds nothing (an idle
-  /// connection, parked: it reads no more into space() until it wakes).
-  /// OpenSSL frees its own record buffers when they are empty
-  /// (SSL_MODE_RELEASE_BUFFERS).
+  /// Frees the readiness read's buffer and OpenSSL's record buffers, if
+  /// they hold nothing (an idle connection, parked: it reads no more into
+  /// space() until it wakes).
   void release_buffers() noexcept;
 
   // For the BIO.
