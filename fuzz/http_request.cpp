@@ -204,7 +204,7 @@ class served_connection {
     client_ = pair[1];
     out_.clear();
     rapidrpc::detail::loop& l = loop_;
-    boost::asio::ip::tcp::socket s(l.io(), boost::asio::ip::tcp::v4(), pair[0]);
+    rapidrpc::detail::loop_socket s(l.io(), boost::asio::ip::tcp::v4(), pair[0]);
     std::make_shared<rapidrpc::detail::connection>(l, std::move(s),
                                                    boost::asio::ip::tcp::endpoint{})
         ->start();

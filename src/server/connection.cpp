@@ -77,7 +77,7 @@ bool is_json(http::media type, std::string_view body) {
 }
 }  // namespace
 
-connection::connection(loop& owner, net::ip::tcp::socket socket, const net::ip::tcp::endpoint& peer)
+connection::connection(loop& owner, loop_socket socket, const net::ip::tcp::endpoint& peer)
     : loop_(owner),
       socket_(std::move(socket)),
       fd_(socket_.native_handle()),

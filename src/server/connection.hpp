@@ -37,8 +37,7 @@ class connection final : public std::enable_shared_from_this<connection>,
  public:
   using clock = std::chrono::steady_clock;
 
-  connection(loop& owner, boost::asio::ip::tcp::socket socket,
-             const boost::asio::ip::tcp::endpoint& peer);
+  connection(loop& owner, loop_socket socket, const boost::asio::ip::tcp::endpoint& peer);
   ~connection();
 
   /// Starts serving (after construction, from the loop thread).
@@ -95,7 +94,7 @@ class connection final : public std::enable_shared_from_this<connection>,
   void set_phase(phase p, clock::time_point now);
 
   loop& loop_;
-  boost::asio::ip::tcp::socket socket_;
+  loop_socket socket_;
   int fd_;
   std::unique_ptr<tls::session> tls_;  // HTTPS: the TLS session on fd_
 

@@ -77,7 +77,7 @@ void loop::serve_here(int fd) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  tcp::socket socket(io_, addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
+  loop_socket socket(io_, addr.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
   exit_when_idle_ = true;
   boost::system::error_code ec;
   tcp::endpoint peer = socket.remote_endpoint(ec);
@@ -108,7 +108,7 @@ void loop::accept(listener& l) {
   l.armed = true;
   // The peer's address comes with the accept itself (no getpeername()).
   l.acceptor.async_accept(
-      io_, l.peer, [this, &l](const boost::system::error_code& ec, tcp::socket s) {
+      io_, l.peer, [this, &l](const boost::system::error_code& ec, loop_socket s) {
         l.armed = false;
         if (ec == net::error::operation_aborted) return;
         if (!l.acceptor.is_open()) {
@@ -154,7 +154,7 @@ void loop::accept(listener& l) {
 // buffer has room for it), then close. What the client already sent is read
 // and dropped first, so that the close is a FIN, not a reset that could
 // destroy the answer before the client reads it.
-void loop::turn_away(tcp::socket& s) {
+void loop::turn_away(loop_socket& s) {
   busy_reply_.clear();
   stats_.rejected(metrics::rejection::connections);
   http::write_error(busy_reply_, shared_.server_name, 503, false, false, "Retry-After: 1\r\n");
@@ -226,7 +226,7 @@ void loop::arm_drain_deadline() {
 
 // A connection accepted as the drain began (the listener already closed):
 // served under the drain's rules, even if the loop had found itself done.
-void loop::serve_late(tcp::socket s, const tcp::endpoint& peer) {
+void loop::serve_late(loop_socket s, const tcp::endpoint& peer) {
   const bool finished = !work_;
   if (finished) work_.emplace(net::make_work_guard(io_));
   std::make_shared<connection>(*this, std::move(s), peer)->start();

@@ -35,6 +35,12 @@
 
 namespace rapidrpc::detail {
 
+/// A connection's socket: bound to its loop's io_context, whose executor
+/// (one pointer) it holds rather than an any_io_executor (48 bytes): a
+/// parked connection is kept small.
+using loop_socket =
+    boost::asio::ip::tcp::socket::rebind_executor<boost::asio::io_context::executor_type>::other;
+
 class connection;
 namespace tls {
 class context;
@@ -149,13 +155,13 @@ class loop final : public service {
   };
 
   void accept(listener& l);
-  void turn_away(boost::asio::ip::tcp::socket& s);
+  void turn_away(loop_socket& s);
   void resume_accepting();
   void sweep();
   void begin_drain(std::chrono::milliseconds drain);
   void drain_sweep();
   void arm_drain_deadline();
-  void serve_late(boost::asio::ip::tcp::socket s, const boost::asio::ip::tcp::endpoint& peer);
+  void serve_late(loop_socket s, const boost::asio::ip::tcp::endpoint& peer);
   void finish_if_drained();
 
   serving_state& shared_;
