@@ -394,6 +394,7 @@ void connection::handshake() {
     return fail(fail_kind::connect, "cannot check the certificate of \"" + p.host + "\"");
   tls_->async_handshake(net::ssl::stream_base::client, [this](
                                                            const boost::system::error_code& hec) {
+    if (state_ == state::done) return;  // the run ended
     if (timed_out_) {
       timed_out_ = false;
       return fail(fail_kind::timeout, "no TLS handshake within the timeout");
@@ -419,6 +420,7 @@ void connection::write() {
   if (tls_) {
     net::async_write(*tls_, net::buffer(req),
                      [this](const boost::system::error_code& ec, std::size_t) {
+                       if (state_ == state::done) return;  // the run ended
                        if (timed_out_) {
                          timed_out_ = false;
                          return fail(fail_kind::timeout, "request not sent within the timeout");
