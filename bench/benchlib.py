@@ -15,6 +15,7 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -64,15 +65,16 @@ def default_rapidrpc():
 
 def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=None,
                    requests=None, keep_alive=True, timeout=10.0, expect=None,
-                   protocol="xmlrpc", in_flight=None, rate=None):
+                   protocol="xmlrpc", in_flight=None, rate=None, cacert=None):
     """Runs `rapidrpc bench --json` (for `seconds`, or `requests` calls) and
     returns its JSON summary plus "cmd".  `params` are rapidrpc literals
     ("i/3"); `expect` is the expected result as JSON text (default: the
     warm-up call's answer); `protocol` is "xmlrpc" or "jsonrpc"; `in_flight`
     is the calls kept in flight on each connection (--in-flight, for
     transports that have more than one at once); `rate` makes it an open
-    loop starting that many calls per second in all (--rate).  Raises
-    BenchError if it could not run."""
+    loop starting that many calls per second in all (--rate); `cacert` the
+    certificate an https URL's server is verified with.  Raises BenchError
+    if it could not run."""
     cmd = [binary, "bench", "--json", "-t", str(threads), "-c", str(connections),
            "--timeout", "%g" % timeout]
     cmd += ["-n", str(requests)] if requests else ["-d", "%g" % seconds]
@@ -86,6 +88,8 @@ def rapidrpc_bench(binary, url, method, params, connections, threads=1, seconds=
         cmd += ["--in-flight", str(in_flight)]
     if rate:
         cmd += ["--rate", "%g" % rate]
+    if cacert:
+        cmd += ["--cacert", cacert]
     cmd += [url, method, "--"] + list(params)
     limit = (seconds or 0) + (timeout if requests else 0) * max(1, requests or 0) + 60
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=min(limit, 3600))
@@ -290,17 +294,42 @@ def abyss_server(path, extra_args=()):
     return Server("xmlrpc-c Abyss", [path, "--host", HOST, "--port", "{port}"] + list(extra_args))
 
 
-def nginx_server(nginx="nginx"):
+def nginx_server(nginx="nginx", pki=None):
+    """bench/nginx's config; serving HTTPS with pki's certificate and key
+    (make_certificate()), if given, with nginx's default protocols and
+    ciphers."""
     template = os.path.join(BENCH_DIR, "nginx", "nginx.conf.in")
 
     def setup(prefix, port):
         with open(template) as f:
             text = f.read()
+        if pki is not None:
+            listen = "listen %s:@PORT@;" % HOST
+            if listen not in text:
+                raise BenchError("bench/nginx's config has no %r to serve HTTPS on" % listen)
+            text = text.replace(listen, "listen %s:@PORT@ ssl;\n        ssl_certificate %s;\n"
+                                "        ssl_certificate_key %s;" % (HOST, pki["cert"], pki["key"]))
         with open(os.path.join(prefix, "nginx.conf"), "w") as f:
             f.write(text.replace("@PREFIX@", prefix).replace("@PORT@", str(port)))
 
-    return Server("nginx fixed body",
-                  [nginx, "-p", "{prefix}", "-c", "{prefix}/nginx.conf"], setup=setup)
+    return Server("nginx fixed body", [nginx, "-p", "{prefix}", "-c", "{prefix}/nginx.conf"],
+                  setup=setup, tls=pki["client"] if pki is not None else None)
+
+
+def make_certificate(directory):
+    """A self-signed ECDSA P-256 certificate for HOST and its key in
+    `directory`, made with the openssl command: {"cert", "key", "client"
+    (an ssl.SSLContext that trusts it)}."""
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "2", "-subj", "/CN=%s" % HOST, "-addext",
+                        "subjectAltName=IP:%s" % HOST],
+                       check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise BenchError("cannot make the TLS certificate with openssl: %s" % e) from None
+    return {"cert": cert, "key": key, "client": ssl.create_default_context(cafile=cert)}
 
 
 def machine_description():
