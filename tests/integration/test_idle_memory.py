@@ -23,7 +23,7 @@ PARK_WAIT_S = 3.0
 # heap's growth and a busy machine, and still fails with the old design.
 BOUND_KIB_PER_CONNECTION = 8.0
 # Connections that call in bursts (all of a burst's requests in flight at
-# once) cost ~1.3 KiB each once parked; ~2.9 when what the bursts freed
+# once) cost ~1.2 KiB each once parked; ~2.9 when what the bursts freed
 # stayed in the heap between them, ~2.0 when the heap was trimmed but the
 # connections' serving state left holes there.
 BURST = 500
@@ -32,7 +32,7 @@ BOUND_KIB_PER_BURST_CONNECTION = 1.8
 # The heap is trimmed once the sweep's parking is done (50 ms later).
 TRIM_WAIT_S = PARK_WAIT_S + 0.5
 
-# An idle TLS connection parks too, its session's buffers freed: ~18 KiB
+# An idle TLS connection parks too, its session's buffers freed: ~21 KiB
 # each, most of it OpenSSL's own state (its SSL object alone is ~7.5 KiB);
 # ~42 KiB when it kept its 17 KiB read buffer and OpenSSL its record buffers.
 TLS_CONNECTIONS = 300
@@ -150,7 +150,6 @@ class IdleConnectionsAfterBursts(DaemonTestCase):
         finally:
             for c in clients:
                 c.close()
-
 
 
 @unittest.skipIf(OPENSSL is None, "the openssl command line is not installed")
