@@ -231,7 +231,13 @@ class Resets(HostileTestCase):
 
     def test_reset_with_pipelined_requests_unanswered(self):
         c = RawClient(self.daemon)
-        c.send(http_request(call_body("echo", "p" * 100_000)) * 20)
+        try:
+            c.send(http_request(call_body("echo", "p" * 100_000)) * 20)
+        except (ConnectionResetError, BrokenPipeError):
+            # --mode sequential answers one request and closes, unread
+            # requests and all: the server may reset first.
+            if harness.MODE != "sequential":
+                raise
         reset(c.sock)
 
     def test_reset_while_a_call_is_in_flight(self):
