@@ -367,31 +367,33 @@ void connection::process_requests() {
   while (!busy_ && !closing_ && !closed_ && !in_.empty() &&
          out_.size() - out_sent_ < output_high_water) {
     std::size_t used = 0;
-    if (!reader().in_request()) borrow(reader().current().body, loop_.spare_body());
-    auto r = reader().parse(std::string_view(in_.data(), in_.size()), used);
+    serving& sv = serve();  // the same for the whole request
+    http::request_reader& rd = sv.reader;
+    if (!rd.in_request()) borrow(rd.current().body, loop_.spare_body());
+    auto r = rd.parse(std::string_view(in_.data(), in_.size()), used);
     in_.consume(used);
     if (r == http::request_reader::result::error) {
       // A framing error, or a request refused from its header (whose body
       // is not read): the rest of the stream cannot be trusted.
-      int status = reader().error_status();
+      int status = rd.error_status();
       http_error(status, true, status == 401 ? auth_challenge : std::string_view{});
       break;
     }
     if (r == http::request_reader::result::need_more) {
       // The client may be holding the body back until it hears from us.
-      if (reader().take_continue()) {
+      if (rd.take_continue()) {
         borrow(out_, loop_.spare_output());
         out_ += "HTTP/1.1 100 Continue\r\n\r\n";
       }
       break;
     }
-    handle_request(reader().keep_alive());
-    reader().next();
+    handle_request(rd.keep_alive());
+    rd.next();
     // The body has been decoded (its call runs on what was read from it).
-    const bool large = std::max(reader().current().body.capacity(), serve().scratch.capacity()) >=
-                       large_buffer_bytes;
-    give_back(reader().current().body, loop_.spare_body(), keep_buffer_bytes);
-    if (serve().scratch.capacity() > keep_buffer_bytes) std::string().swap(serve().scratch);
+    const bool large =
+        std::max(rd.current().body.capacity(), sv.scratch.capacity()) >= large_buffer_bytes;
+    give_back(rd.current().body, loop_.spare_body(), keep_buffer_bytes);
+    if (sv.scratch.capacity() > keep_buffer_bytes) std::string().swap(sv.scratch);
     if (large) loop_.large_buffer_freed();
   }
   if (eof_ && in_request() && !busy_ && !closing_) {
@@ -531,9 +533,10 @@ void connection::write_response(const rpc::reply& r) {
   if (r.body.empty()) head.status = 204;  // JSON-RPC notifications only
   std::string_view payload = r.body;
   if (gzip_reply_ && payload.size() >= shared.gzip_min_bytes) {
-    serve().scratch.clear();
-    http::gzip(payload, serve().scratch);
-    payload = serve().scratch;
+    std::string& scratch = serve().scratch;
+    scratch.clear();
+    http::gzip(payload, scratch);
+    payload = scratch;
     head.gzip = true;
   }
   head.content_length = payload.size();
