@@ -4,14 +4,12 @@ that many idle connections cost little memory, and it still answers its
 next request, whole or split across the wait."""
 
 import json
-import socket
 import sys
 import time
 import unittest
 
 import harness
-from harness import (HOST, RAW_TIMEOUT, DaemonTestCase, RawClient, call_body, http_request,
-                     parse_result)
+from harness import HOST, DaemonTestCase, RawClient, call_body, http_request, parse_result
 from tls_pki import OPENSSL, TlsDaemon, client_context
 
 CONNECTIONS = 500
@@ -43,6 +41,16 @@ def report(msg):
     print(f"\n  {msg}", file=sys.stderr, flush=True)
 
 
+def rss_after_warm_up(test, client):
+    """The daemon's resident memory once one call on `client` (closed after
+    it) has built what every daemon builds once: parsers, pools."""
+    with client as c:
+        c.send(xml_add(1, 1))
+        test.assertEqual(c.read_response().status, 200)
+    time.sleep(0.2)
+    return test.daemon.rss_kib()
+
+
 def xml_add(a, b):
     return http_request(call_body("sample.add", a, b))
 
@@ -63,11 +71,7 @@ class IdleConnections(DaemonTestCase):
         return resp
 
     def test_idle_connections_hold_little_memory_and_still_answer(self):
-        # Warm up what every daemon builds once (parsers, pools).
-        with RawClient(self.daemon) as c:
-            self.call(c, xml_add(1, 1))
-        time.sleep(0.2)
-        before = self.daemon.rss_kib()
+        before = rss_after_warm_up(self, RawClient(self.daemon))
         clients = []
         try:
             for i in range(CONNECTIONS):
@@ -124,10 +128,7 @@ class IdleConnectionsAfterBursts(DaemonTestCase):
         # burst holds its request's buffers at once, and frees them as it
         # goes idle, between connections that stay. Once they are parked,
         # what the bursts freed is back with the system.
-        with RawClient(self.daemon) as c:
-            self.call(c, xml_add(1, 1))
-        time.sleep(0.2)
-        before = self.daemon.rss_kib()
+        before = rss_after_warm_up(self, RawClient(self.daemon))
         clients = []
         try:
             for burst in range(BURSTS):
@@ -157,36 +158,25 @@ class IdleTlsConnections(TlsDaemon, DaemonTestCase):
     """HTTPS connections idle for a while park as plain ones do, and give
     back their session's buffers."""
 
-    def tls_socket(self):
-        raw = socket.create_connection((HOST, self.daemon.port), timeout=RAW_TIMEOUT)
-        return client_context(self.pki["ca"]).wrap_socket(raw, server_hostname=HOST)
+    def tls_client(self):
+        """A RawClient whose socket speaks TLS."""
+        c = RawClient(self.daemon)
+        c.sock = client_context(self.pki["ca"]).wrap_socket(c.sock, server_hostname=HOST)
+        return c
 
-    @staticmethod
-    def read_response(s):
-        data = b""
-        while b"</methodResponse>" not in data:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise AssertionError(f"the connection ended after {data!r}")
-            data += chunk
-        return data
-
-    def call(self, s, a, b):
-        s.sendall(xml_add(a, b))
-        data = self.read_response(s)
-        self.assertIn(b" 200 ", data.split(b"\r\n", 1)[0])
-        self.assertEqual(parse_result(data.partition(b"\r\n\r\n")[2]), a + b)
+    def call(self, c, a, b):
+        c.send(xml_add(a, b))
+        resp = c.read_response()
+        self.assertEqual(resp.status, 200, resp.body)
+        self.assertEqual(parse_result(resp.body), a + b)
 
     def test_idle_tls_connections_give_back_their_buffers_and_still_answer(self):
-        with self.tls_socket() as s:
-            self.call(s, 1, 1)
-        time.sleep(0.2)
-        before = self.daemon.rss_kib()
-        socks = []
+        before = rss_after_warm_up(self, self.tls_client())
+        clients = []
         try:
             for i in range(TLS_CONNECTIONS):
-                socks.append(self.tls_socket())
-                self.call(socks[-1], i, 1)
+                clients.append(self.tls_client())
+                self.call(clients[-1], i, 1)
             time.sleep(TRIM_WAIT_S)
             grown = self.daemon.rss_kib() - before
             per_connection = grown / TLS_CONNECTIONS
@@ -197,30 +187,25 @@ class IdleTlsConnections(TlsDaemon, DaemonTestCase):
                                 "idle TLS connections keep their buffers")
             # Each answers again after its wait, one call, then a request
             # split across another wait, then two in one write.
-            for i, s in enumerate(socks[::30]):
-                self.call(s, i, 2)
-            some = socks[::100]
+            for i, c in enumerate(clients[::30]):
+                self.call(c, i, 2)
+            some = clients[::100]
             time.sleep(PARK_WAIT_S)
             request = xml_add(20, 22)
-            for s in some:
-                s.sendall(request[:40])
+            for c in some:
+                c.send(request[:40])
             time.sleep(PARK_WAIT_S)
-            for s in some:
-                s.sendall(request[40:])
-                data = self.read_response(s)
-                self.assertEqual(parse_result(data.partition(b"\r\n\r\n")[2]), 42)
+            for c in some:
+                c.send(request[40:])
+                self.assertEqual(parse_result(c.read_response().body), 42)
             time.sleep(PARK_WAIT_S)
-            for s in some:
-                s.sendall(xml_add(1, 2) + xml_add(3, 4))
-                first = self.read_response(s)
-                rest = first.partition(b"</methodResponse>")[2]
-                if b"</methodResponse>" not in rest:
-                    rest += self.read_response(s)
-                self.assertIn(b"<int>3</int>", first)
-                self.assertIn(b"<int>7</int>", rest)
+            for c in some:
+                c.send(xml_add(1, 2) + xml_add(3, 4))
+                self.assertEqual(parse_result(c.read_response().body), 3)
+                self.assertEqual(parse_result(c.read_response().body), 7)
         finally:
-            for s in socks:
-                s.close()
+            for c in clients:
+                c.close()
 
 
 if __name__ == "__main__":
