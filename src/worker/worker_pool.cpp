@@ -489,10 +489,18 @@ class worker_pool final : public detail::pool_runner {
     }
     if (w.timer) w.timer->cancel();
     if (w.dying || w.sent.empty() || w.sent.front()->call.timeout.count() == 0) return;
+    // The handler judges the call it was armed for: when the pool's thread
+    // was held up, the answer to that call and its deadline can be ready
+    // together, and the answer, handled first, makes another call the first,
+    // whose timer this is not (cancelling a timer that has expired does not
+    // stop its handler).
     auto gen = w.generation;
+    auto armed = w.sent.front()->sequence;
     w.timer = std::make_unique<net::steady_timer>(io_, w.sent.front()->call.timeout);
-    w.timer->async_wait([this, &w, gen](const boost::system::error_code& ec) {
-      if (ec || gen != w.generation || w.sent.empty() || w.first_timed_out) return;
+    w.timer->async_wait([this, &w, gen, armed](const boost::system::error_code& ec) {
+      if (ec || gen != w.generation || w.sent.empty() || w.sent.front()->sequence != armed ||
+          w.first_timed_out)
+        return;
       // A runaway: the caller hears now, the process is killed and
       // replaced. SIGUSR1 first: a Python worker prints its stack
       // (faulthandler) and goes on, a C++ worker ends at once; then

@@ -630,6 +630,29 @@ class WarmParent(unittest.TestCase):
                 pid = wait_until(lambda: workers_of(d), 15, "a worker of a parent that imports")
                 self.assertEqual(parse_result(raw_call(d, call_body("pid")).body), pid[0])
 
+    def test_a_call_answered_while_the_pool_is_held_up_leaves_the_next_call_its_own_timeout(self):
+        # The pool's thread waits for a stopped warm parent (the idle
+        # worker's death, then its replacement's fork: 5 s each, then the
+        # parent is killed). Meanwhile the busy worker answers, and then
+        # its call's deadline passes: the pool sees both at once, the
+        # answer first. The timeout is that call's; the call queued behind
+        # it must not get it.
+        with python_daemon("service", "--method-timeout", "1", *ADMIN) as d:
+            workers = wait_for_workers(d)
+            (parent,) = procs.warm_parents(d.proc.pid)
+            first = Background(lambda: raw_call(d, call_body("spin", 0.6)))
+            busy = wait_until(lambda: [p for p in workers if procs.stat(p)[1] == "R"], 5,
+                              "a worker running spin")
+            (idle,) = set(workers) - set(busy)
+            os.kill(parent, signal.SIGSTOP)
+            os.kill(idle, signal.SIGKILL)
+            time.sleep(1.5)  # spin answered, and its deadline passed
+            second = Background(lambda: raw_call(d, call_body("add", 2, 3)))
+            first.join(30)
+            self.assertEqual(parse_result(second.join(30).body), 5, d.stderr_text())
+            self.assertIn(f"the warm parent {parent} did not answer a fork within 5 s",
+                          d.stderr_text())
+
 
 class Lifecycle(unittest.TestCase):
     def test_an_import_error_stops_rapidrpcd_with_the_traceback(self):
