@@ -9,6 +9,7 @@
 // one thread at a time).
 #pragma once
 
+#include <rapidrpc/convert.hpp>
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
@@ -70,9 +71,10 @@ outcome to_outcome(call_result&& r);
 /// form of call()).
 value result_or_throw(call_result&& r);
 
-/// Throws transport_error (reason::bad_response) for a result of kind `got`
-/// where the typed call asked for another.
-[[noreturn]] void throw_result_type(std::string_view got);
+/// Throws transport_error (reason::bad_response) for a result that does not
+/// convert to the type a typed call asked for (`why`: where, and what was
+/// expected).
+[[noreturn]] void throw_result_type(std::string_view why);
 
 /// One transport's way of running calls; a client hands its engine to
 /// client_base, which owns it. Used from the client's thread only.
@@ -117,17 +119,24 @@ class client_base {
     return client_detail::result_or_throw(live().exchange(method, params, trace_));
   }
 
-  /// Typed form: `c.call<std::string>("load", 150000)`. Arguments are
-  /// converted to values; the result must be of type R's kind (a mismatch
-  /// throws transport_error with reason::bad_response). Otherwise as call().
+  /// Typed form: `c.call<std::string>("load", 150000)`,
+  /// `c.call<std::vector<point>>("route", from, to)`. Arguments are
+  /// converted to values, and the result to R, as rapidrpc::convert does
+  /// (rapidrpc/convert.hpp: containers, optionals, time points, described
+  /// structs and enums); a result that does not convert throws
+  /// transport_error with reason::bad_response, saying where it does not
+  /// fit. Otherwise as call().
   template <class R, class... Args>
   R call(std::string_view method, Args&&... args) {
-    value v = call(method, array{value(std::forward<Args>(args))...});
+    value v = call(method, array{to_value(std::forward<Args>(args))...});
     if constexpr (std::is_same_v<R, value>) {
       return v;
     } else {
-      if (!v.is<R>()) client_detail::throw_result_type(kind_name(v.type()));
-      return std::move(v).as<R>();
+      try {
+        return from_value<R>(std::move(v));
+      } catch (const fault& f) {
+        client_detail::throw_result_type(f.what());
+      }
     }
   }
 

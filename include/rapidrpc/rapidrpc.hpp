@@ -11,6 +11,7 @@
 #include <rapidrpc/access.hpp>
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/client_base.hpp>
+#include <rapidrpc/convert.hpp>
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/jsonrpc.hpp>
 #include <rapidrpc/limits.hpp>

@@ -10,6 +10,7 @@
 // context).
 #pragma once
 
+#include <rapidrpc/convert.hpp>
 #include <rapidrpc/fault.hpp>
 #include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
@@ -17,6 +18,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/address.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -179,38 +181,55 @@ class shared_slot {
 };
 
 template <class T>
-struct param_traits;  // defined below for each supported parameter type
-
-template <class T>
 using param_t = std::remove_cvref_t<T>;
 
-/// Converts params[i] to T, or throws fault{invalid_params}: a copy from
-/// const parameters, moved out of the call's own.
-template <class T>
-param_t<T> take_param(const array& params, std::size_t i);
-template <class T>
-param_t<T> take_param(array& params, std::size_t i);
+/// Parameter i of a call as a T, or fault{invalid_params}: a copy from const
+/// parameters, moved out of the call's own. A missing one (past the end: a
+/// trailing std::optional the call left out) is an empty optional.
+template <class T, class Params>
+param_t<T> take_param(Params& params, std::size_t i) {
+  using P = param_t<T>;
+  if constexpr (is_optional<P>::value) {
+    if (i >= params.size()) return P{};
+  }
+  if constexpr (std::is_const_v<Params>)
+    return from_value_at<P>(params[i], value_path::parameter(i));
+  else
+    return from_value_at<P>(std::move(params[i]), value_path::parameter(i));
+}
 
-std::string_view any_type_name() noexcept;
+/// How many of the parameters Args a call must give: all but the trailing
+/// std::optional ones.
+template <class... Args>
+constexpr std::size_t required_params() {
+  constexpr std::array<bool, sizeof...(Args)> optional{is_optional<param_t<Args>>::value...};
+  std::size_t n = optional.size();
+  while (n > 0 && optional[n - 1]) --n;
+  return n;
+}
 
 template <class... Args>
 std::vector<std::string> describe(std::string_view result_name) {
   std::vector<std::string> sig;
   sig.emplace_back(result_name);
-  (sig.emplace_back(param_traits<param_t<Args>>::name()), ...);
+  (sig.emplace_back(convert<param_t<Args>>::name()), ...);
   return sig;
 }
 
 /// "expected N parameters, got M" (or "N to M", "at least N").
 std::string param_count_message(std::size_t least, std::size_t most, std::size_t got);
 [[noreturn]] void throw_param_count(std::size_t expected, std::size_t got);
+[[noreturn]] void throw_param_count(std::size_t least, std::size_t most, std::size_t got);
 
-template <class R>
-value to_value(R&& r) {
-  if constexpr (std::is_same_v<std::remove_cvref_t<R>, value>)
-    return std::forward<R>(r);
-  else
-    return value(std::forward<R>(r));
+// Whether a call gave as many parameters as Args takes.
+template <class... Args>
+void check_param_count(std::size_t got) {
+  constexpr std::size_t least = required_params<Args...>();
+  if constexpr (least == sizeof...(Args)) {
+    if (got != least) throw_param_count(least, got);
+  } else {
+    if (got < least || got > sizeof...(Args)) throw_param_count(least, sizeof...(Args), got);
+  }
 }
 
 template <class R>
@@ -219,13 +238,13 @@ std::string_view result_name() {
   if constexpr (std::is_void_v<T>)
     return "nil";
   else
-    return param_traits<T>::name();
+    return convert<T>::name();
 }
 
 template <class F, class R, class... Args>
 std::function<value(array&)> bind_sync(F f) {
   return [f = std::move(f)](array& params) -> value {
-    if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
+    check_param_count<Args...>(params.size());
     return [&]<std::size_t... I>(std::index_sequence<I...>)->value {
       if constexpr (std::is_void_v<R>) {
         std::invoke(f, take_param<Args>(params, I)...);
@@ -241,12 +260,24 @@ std::function<value(array&)> bind_sync(F f) {
 template <class F, class... Args>
 std::function<void(const array&, responder, const call_context&)> bind_async(F f) {
   return [f = std::move(f)](const array& params, responder reply, const call_context&) {
-    if (params.size() != sizeof...(Args)) throw_param_count(sizeof...(Args), params.size());
+    check_param_count<Args...>(params.size());
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       std::invoke(f, std::move(reply), take_param<Args>(params, I)...);
     }
     (std::index_sequence_for<Args...>{});
   };
+}
+
+// A typed method's parameter count, for the checks made before it runs
+// (method::param_count): set only where trailing std::optionals may be
+// left out, which the JSON-RPC named form needs to know.
+template <class... Args>
+std::optional<std::pair<std::size_t, std::size_t>> optional_param_count() {
+  constexpr std::size_t least = required_params<Args...>();
+  if constexpr (least == sizeof...(Args))
+    return std::nullopt;
+  else
+    return std::pair<std::size_t, std::size_t>{least, sizeof...(Args)};
 }
 
 template <class F>
@@ -276,12 +307,16 @@ class registry {
   /// Registers a C++ callable with typed parameters, e.g.
   /// `add("sample.add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds.")`.
   ///
-  /// Parameter types: std::int32_t, std::int64_t (accepts int and i8), bool,
-  /// double (accepts int and i8 too), std::string, date_time, bytes, array,
-  /// structure, value (any type). The result is any type a value can be built
-  /// from (void gives nil). The count and types of the arguments are checked
-  /// before `f` runs (fault_code::invalid_params); the signature is derived
-  /// for system.methodSignature. Replaces a method of the same name.
+  /// Parameters and the result may be of any type rapidrpc::convert knows
+  /// (rapidrpc/convert.hpp): the value kinds (std::int64_t accepts int and
+  /// i8, double int and i8 too; value is any type), containers, optionals,
+  /// time points and described structs and enums, nested freely; the
+  /// result may also be anything a value is built from, and void (nil).
+  /// Trailing std::optional parameters may be left out by the caller. The
+  /// count and types of the arguments are checked before `f` runs
+  /// (fault_code::invalid_params, naming the parameter, element or member
+  /// that does not fit); the signature is derived for
+  /// system.methodSignature. Replaces a method of the same name.
   template <class F>
   void add(std::string name, F f, std::string help = {}, execution where = execution::inline_call) {
     using traits = detail::callable_traits<F>;
@@ -382,6 +417,7 @@ class registry {
     m.where = where;
     m.help = std::move(help);
     m.signature = detail::describe<Args...>(detail::result_name<R>());
+    m.param_count = detail::optional_param_count<Args...>();
     add_method(std::move(name), std::move(m));
   }
 
@@ -394,6 +430,7 @@ class registry {
     m.where = execution::async;
     m.help = std::move(help);
     m.signature = detail::describe<Args...>(detail::result_name<Result>());
+    m.param_count = detail::optional_param_count<Args...>();
     add_method(std::move(name), std::move(m));
   }
 
@@ -408,77 +445,4 @@ class registry {
   authorizer authorizer_;
 };
 
-// ---- parameter conversions --------------------------------------------------
-
-namespace detail {
-
-[[noreturn]] void throw_param_type(std::size_t index, std::string_view expected, const value& got);
-
-template <class T, kind K>
-struct exact_param {
-  static std::string_view name() { return kind_name(K); }
-  static T take(const value& v, std::size_t i) {
-    if (const T* p = v.get_if<T>()) return *p;
-    throw_param_type(i, name(), v);
-  }
-  static T take(value&& v, std::size_t i) {
-    if (T* p = v.get_if<T>()) return std::move(*p);
-    throw_param_type(i, name(), v);
-  }
-};
-
-template <>
-struct param_traits<std::int32_t> : exact_param<std::int32_t, kind::i4> {};
-template <>
-struct param_traits<bool> : exact_param<bool, kind::boolean> {};
-template <>
-struct param_traits<std::string> : exact_param<std::string, kind::string> {};
-template <>
-struct param_traits<date_time> : exact_param<date_time, kind::date_time> {};
-template <>
-struct param_traits<bytes> : exact_param<bytes, kind::binary> {};
-template <>
-struct param_traits<array> : exact_param<array, kind::array> {};
-template <>
-struct param_traits<structure> : exact_param<structure, kind::structure> {};
-
-template <>
-struct param_traits<std::int64_t> {
-  static std::string_view name() { return kind_name(kind::i8); }
-  static std::int64_t take(const value& v, std::size_t i) {
-    if (const auto* p = v.get_if<std::int64_t>()) return *p;
-    if (const auto* p = v.get_if<std::int32_t>()) return *p;
-    throw_param_type(i, name(), v);
-  }
-};
-
-template <>
-struct param_traits<double> {
-  static std::string_view name() { return kind_name(kind::floating); }
-  static double take(const value& v, std::size_t i) {
-    if (const auto* p = v.get_if<double>()) return *p;
-    if (const auto* p = v.get_if<std::int32_t>()) return *p;
-    if (const auto* p = v.get_if<std::int64_t>()) return static_cast<double>(*p);
-    throw_param_type(i, name(), v);
-  }
-};
-
-template <>
-struct param_traits<value> {
-  static std::string_view name() { return any_type_name(); }
-  static value take(const value& v, std::size_t) { return v; }
-  static value take(value&& v, std::size_t) { return std::move(v); }
-};
-
-template <class T>
-param_t<T> take_param(const array& params, std::size_t i) {
-  return param_traits<param_t<T>>::take(params[i], i);
-}
-
-template <class T>
-param_t<T> take_param(array& params, std::size_t i) {
-  return param_traits<param_t<T>>::take(std::move(params[i]), i);
-}
-
-}  // namespace detail
 }  // namespace rapidrpc

@@ -21,9 +21,8 @@ value result_or_throw(call_result&& r) {
   throw std::get<transport_error>(std::move(r));
 }
 
-void throw_result_type(std::string_view got) {
-  throw transport_error(transport_error::reason::bad_response,
-                        "the result has an unexpected type: " + std::string(got));
+void throw_result_type(std::string_view why) {
+  throw transport_error(transport_error::reason::bad_response, std::string(why));
 }
 
 }  // namespace rapidrpc::client_detail

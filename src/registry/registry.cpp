@@ -48,8 +48,6 @@ const boost::asio::any_io_executor& responder::loop() const noexcept { return st
 
 namespace detail {
 
-std::string_view any_type_name() noexcept { return "any"; }
-
 std::string param_count_message(std::size_t least, std::size_t most, std::size_t got) {
   std::string expected = least == most ? std::to_string(least)
                          : most == method::any_count
@@ -64,10 +62,8 @@ void throw_param_count(std::size_t expected, std::size_t got) {
   throw fault(fault_code::invalid_params, param_count_message(expected, expected, got));
 }
 
-void throw_param_type(std::size_t index, std::string_view expected, const value& got) {
-  throw fault(fault_code::invalid_params, "parameter " + std::to_string(index + 1) + ": expected " +
-                                              std::string(expected) + ", got " +
-                                              std::string(kind_name(got.type())));
+void throw_param_count(std::size_t least, std::size_t most, std::size_t got) {
+  throw fault(fault_code::invalid_params, param_count_message(least, most, got));
 }
 
 }  // namespace detail
@@ -474,7 +470,7 @@ void registry::add_system_methods() {
   multicall.start = [this](const array& params, responder reply, const call_context& ctx) {
     if (params.size() != 1) detail::throw_param_count(1, params.size());
     const auto* entries = params[0].get_if<array>();
-    if (entries == nullptr) detail::throw_param_type(0, "array", params[0]);
+    if (entries == nullptr) value_path::parameter(0).mismatch("array", params[0]);
     if (entries->size() > multicall_limit_)
       throw fault(fault_code::invalid_params,
                   "system.multicall takes at most " + std::to_string(multicall_limit_) + " calls");

@@ -23,12 +23,24 @@ std::optional<fault> bind_named(const registry& methods, request& r) {
     return fault(fault_code::invalid_params,
                  "this method takes positional parameters only (params must be an array)");
   }
+  // The parameters past the least a call must give (method::param_count)
+  // may be left out, as long as all those after them are too: the call
+  // then has fewer, as a positional call that leaves them out does.
+  const std::size_t least = m->param_count ? m->param_count->first : m->param_names.size();
   array params;
   params.reserve(m->param_names.size());
-  for (const auto& name : m->param_names) {
+  std::size_t left_out = m->param_names.size();  // the first one left out
+  for (std::size_t i = 0; i < m->param_names.size(); ++i) {
+    const auto& name = m->param_names[i];
     auto it = named.find(name);
-    if (it == named.end())
-      return fault(fault_code::invalid_params, "missing parameter '" + name + "'");
+    if (it == named.end()) {
+      if (i < least) return fault(fault_code::invalid_params, "missing parameter '" + name + "'");
+      if (left_out > i) left_out = i;
+      continue;
+    }
+    if (left_out < i)
+      return fault(fault_code::invalid_params,
+                   "missing parameter '" + m->param_names[left_out] + "'");
     params.push_back(std::move(it->second));
   }
   if (named.size() != params.size()) {

@@ -2,7 +2,7 @@
 # The test install.consumer: installs the build into a temporary prefix,
 # builds the programs of this folder against it twice, with find_package
 # (CMAKE_PREFIX_PATH) and with `pkg-config --cflags --libs`, and runs each
-# (consumer starts a server and calls it).
+# (consumer starts a server and calls it); examples/03_typed is built too.
 #
 #   check.sh BUILD_DIR WORK_DIR CXX GENERATOR
 set -euo pipefail
@@ -16,7 +16,7 @@ mkdir -p "$work"
 prefix="$work/prefix"
 echo "== cmake --install $build --prefix $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in rapidrpc/rapidrpc.hpp rapidrpc/server.hpp rapidrpc/demo.hpp; do
+for f in rapidrpc/rapidrpc.hpp rapidrpc/server.hpp rapidrpc/convert.hpp rapidrpc/demo.hpp; do
   [[ -f $prefix/include/$f ]] || { echo "check: $f is not installed" >&2; exit 1; }
 done
 

@@ -7,10 +7,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/describe/class.hpp>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -219,6 +221,59 @@ TEST_F(RegistryTest, MethodHelpAndSignature) {
             value(array{array{"array", "string", "double", "base64", "any"}}));
   EXPECT_EQ(ok("system.methodSignature", {"raw"}), value("undef"));
   EXPECT_EQ(failed("system.methodHelp", {"nope"}).code(), fault_code::method_not_found);
+}
+
+}  // namespace
+}  // namespace rapidrpc
+
+namespace typed_test {
+struct point {
+  std::int32_t x = 0;
+  std::int32_t y = 0;
+};
+BOOST_DESCRIBE_STRUCT(point, (), (x, y))
+}  // namespace typed_test
+
+namespace rapidrpc {
+namespace {
+
+using typed_test::point;
+
+TEST_F(RegistryTest, TypedMethodsTakeAndGiveContainersAndDescribedStructs) {
+  reg.add("centre", [](const std::vector<point>& ps) {
+    point c;
+    for (const auto& p : ps) c.x += p.x, c.y += p.y;
+    const auto n = static_cast<std::int32_t>(ps.size());
+    return std::map<std::string, point>{{"centre", {c.x / n, c.y / n}}};
+  });
+  const value ps = array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 4}, {"y", 2}}};
+  EXPECT_EQ(ok("centre", {ps}), value(structure{{"centre", structure{{"x", 2}, {"y", 1}}}}));
+  EXPECT_EQ(ok("system.methodSignature", {"centre"}), value(array{array{"struct", "array"}}));
+  fault f = failed("centre", {array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 4}}}});
+  EXPECT_EQ(f.code(), fault_code::invalid_params);
+  EXPECT_EQ(f.message(), "parameter 1, element 1: member \"y\" is missing");
+}
+
+TEST_F(RegistryTest, TrailingOptionalParametersMayBeLeftOut) {
+  reg.add("greet", [](std::string name, std::optional<std::string> greeting,
+                      std::optional<std::int32_t> times) {
+    std::string out;
+    for (std::int32_t i = 0; i < times.value_or(1); ++i)
+      out += greeting.value_or("hello") + " " + name;
+    return out;
+  });
+  EXPECT_EQ(ok("greet", {"ann"}), value("hello ann"));
+  EXPECT_EQ(ok("greet", {"ann", "hi"}), value("hi ann"));
+  EXPECT_EQ(ok("greet", {"ann", nil, 2}), value("hello annhello ann"));
+  EXPECT_EQ(failed("greet", {}).message(), "expected 1 to 3 parameters, got 0");
+  EXPECT_EQ(failed("greet", {"a", "b", 1, 2}).message(), "expected 1 to 3 parameters, got 4");
+  EXPECT_EQ(failed("greet", {"ann", 5}).message(), "parameter 2: expected string, got int");
+  EXPECT_EQ(ok("system.methodSignature", {"greet"}),
+            value(array{array{"string", "string", "string", "int"}}));
+  // An optional before a required parameter is not left out: the count is exact.
+  reg.add("mid", [](std::optional<std::int32_t>, std::int32_t) { return 0; });
+  EXPECT_EQ(failed("mid", {1}).message(), "expected 2 parameters, got 1");
+  EXPECT_EQ(ok("mid", {nil, 1}), value(0));
 }
 
 TEST_F(RegistryTest, RawMethodSeesEveryParameter) {

@@ -84,6 +84,30 @@ TEST_F(DispatchTest, NamedParamsFollowTheRegisteredNames) {
   EXPECT_EQ(r.params, (array{std::int32_t{42}, std::int32_t{23}}));
 }
 
+// Trailing optional parameters may be left out by name too, but not one
+// before another that is given: the call is positional by then.
+TEST_F(DispatchTest, NamedParamsMayLeaveOutTrailingOptionalOnes) {
+  reg.add("range",
+          [](std::int32_t from, std::optional<std::int32_t> to, std::optional<std::int32_t> step) {
+            return from + to.value_or(0) + step.value_or(0);
+          });
+  reg.set_param_names("range", {"from", "to", "step"});
+  auto first = parsed(R"({"jsonrpc":"2.0","method":"range","params":{"from":1},"id":1})");
+  EXPECT_FALSE(bind_named(reg, first));
+  EXPECT_EQ(first.params, (array{1}));
+  auto two = parsed(R"({"jsonrpc":"2.0","method":"range","params":{"to":5,"from":1},"id":1})");
+  EXPECT_FALSE(bind_named(reg, two));
+  EXPECT_EQ(two.params, (array{1, 5}));
+  auto gap = parsed(R"({"jsonrpc":"2.0","method":"range","params":{"from":1,"step":2},"id":1})");
+  auto f = bind_named(reg, gap);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->message(), "missing parameter 'to'");
+  auto none = parsed(R"({"jsonrpc":"2.0","method":"range","params":{"to":1},"id":1})");
+  f = bind_named(reg, none);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->message(), "missing parameter 'from'");
+}
+
 TEST_F(DispatchTest, NamedParamsErrors) {
   const char* cases[] = {
       R"({"jsonrpc":"2.0","method":"subtract","params":{"minuend":42},"id":1})",

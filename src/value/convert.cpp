@@ -1,0 +1,87 @@
+#include <rapidrpc/convert.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace rapidrpc {
+
+std::string value_path::to_string() const {
+  // The frames run from here up to the root: gathered, then written from
+  // the root down.
+  const value_path* frames[64];
+  std::size_t n = 0;
+  for (const value_path* p = this; p != nullptr && n < std::size(frames); p = p->up_) frames[n++] = p;
+  std::string out;
+  while (n > 0) {
+    const value_path& p = *frames[--n];
+    if (!out.empty()) out += ", ";
+    switch (p.step_) {
+      case step::parameter:
+        out += "parameter " + std::to_string(p.index_ + 1);
+        break;
+      case step::result:
+        out += "the result";
+        break;
+      case step::element:
+        out += "element " + std::to_string(p.index_);
+        break;
+      case step::member:
+        out += "member \"";
+        out += p.name_.substr(0, 64);
+        if (p.name_.size() > 64) out += "...";
+        out += '"';
+        break;
+    }
+  }
+  return out;
+}
+
+void value_path::mismatch(std::string_view expected, const value& got) const {
+  fail("expected " + std::string(expected) + ", got " + std::string(kind_name(got.type())));
+}
+
+void value_path::fail(std::string_view what) const {
+  throw fault(fault_code::invalid_params, to_string() + ": " + std::string(what));
+}
+
+// ---- time points -------------------------------------------------------------
+
+namespace {
+
+using std::chrono::system_clock;
+namespace chr = std::chrono;
+
+}  // namespace
+
+system_clock::time_point convert<system_clock::time_point>::from(const value& v,
+                                                                  const value_path& at) {
+  const auto* t = v.get_if<date_time>();
+  if (t == nullptr) at.mismatch(name(), v);
+  // system_clock counts nanoseconds in 64 bits: from 1677-09-21 to 2262-04-11.
+  constexpr chr::sys_days first = chr::floor<chr::days>(system_clock::time_point::min()) + chr::days(1);
+  constexpr chr::sys_days last = chr::floor<chr::days>(system_clock::time_point::max()) - chr::days(1);
+  const chr::year_month_day date{chr::year(t->year), chr::month(t->month), chr::day(t->day)};
+  if (!date.ok()) at.fail("not a date of the calendar");
+  const chr::sys_days day{date};
+  if (day < first || day > last) at.fail("a date this clock cannot hold (1677 to 2262)");
+  return day + chr::hours(t->hour) + chr::minutes(t->minute) + chr::seconds(t->second) +
+         chr::microseconds(t->microsecond);
+}
+
+value convert<system_clock::time_point>::to(system_clock::time_point x) {
+  const auto us = chr::floor<chr::microseconds>(x);
+  const auto day = chr::floor<chr::days>(us);
+  const chr::year_month_day date{day};
+  const chr::hh_mm_ss<chr::microseconds> time{us - day};
+  date_time t;
+  t.year = static_cast<std::int16_t>(static_cast<int>(date.year()));
+  t.month = static_cast<std::uint8_t>(static_cast<unsigned>(date.month()));
+  t.day = static_cast<std::uint8_t>(static_cast<unsigned>(date.day()));
+  t.hour = static_cast<std::uint8_t>(time.hours().count());
+  t.minute = static_cast<std::uint8_t>(time.minutes().count());
+  t.second = static_cast<std::uint8_t>(time.seconds().count());
+  t.microsecond = static_cast<std::uint32_t>(time.subseconds().count());
+  return t;
+}
+
+}  // namespace rapidrpc

@@ -1,0 +1,160 @@
+"""C++ methods with typed parameters and results (rapidrpc/convert.hpp),
+served by examples/03_typed (build/bin/example_typed, beside rapidrpcd),
+called as clients call them: Python's xmlrpc.client at its defaults and
+JSON-RPC 2.0 over HTTP.
+
+- Each kind of type both ways over XML-RPC and JSON-RPC: a described struct
+  nested in a vector and in a pair, an optional member left out, a described
+  enum, a map, a tuple, a fixed-size array, a time point, bytes; a trailing
+  optional parameter left out, positionally and by name.
+- system.methodSignature derives "struct" and "array".
+- -32602 naming where the value does not fit: a missing member, a member of
+  the wrong type, an extra array element, an enum name it does not have.
+"""
+
+import base64
+import datetime
+import json
+import os
+import subprocess
+import unittest
+import urllib.request
+import xmlrpc.client
+
+from harness import HOST, daemon_path, main
+
+INVALID_PARAMS = -32602
+
+
+def example_path():
+    path = os.path.join(os.path.dirname(daemon_path()), "example_typed")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"{path} is not built (RAPIDRPC_BUILD_EXAMPLES=ON builds it)")
+    return path
+
+
+class Typed(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.proc = subprocess.Popen([example_path(), "0"], stdout=subprocess.PIPE, text=True)
+        line = cls.proc.stdout.readline()
+        if not line.startswith("listening on port "):
+            cls.proc.kill()
+            raise AssertionError(f"example_typed said {line!r}")
+        # The example listens on localhost: 127.0.0.1 among its addresses.
+        cls.url = f"http://{HOST}:{int(line.split()[-1])}/RPC2"
+        cls.xml = xmlrpc.client.ServerProxy(cls.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proc.terminate()
+        cls.proc.wait(10)
+        cls.proc.stdout.close()
+
+    def jsonrpc(self, method, params):
+        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": 1}).encode()
+        req = urllib.request.Request(self.url, data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return json.loads(r.read())
+
+    def both(self, method, *params):
+        """The result over XML-RPC and over JSON-RPC (params positional),
+        which must be the same value."""
+        got = getattr(self.xml, method)(*params)
+        reply = self.jsonrpc(method, list(params))
+        self.assertIn("result", reply, reply)
+        self.assertEqual(got, reply["result"])
+        return got
+
+    def fault(self, method, *params):
+        """The fault over XML-RPC, checked against JSON-RPC's error."""
+        with self.assertRaises(xmlrpc.client.Fault) as raised:
+            getattr(self.xml, method)(*params)
+        reply = self.jsonrpc(method, list(params))
+        self.assertEqual(reply["error"]["code"], raised.exception.faultCode)
+        self.assertEqual(reply["error"]["data"], raised.exception.faultString)
+        self.assertEqual(raised.exception.faultCode, INVALID_PARAMS)
+        return raised.exception.faultString
+
+    ROUTE = {"name": "walk", "stops": [{"x": 0, "y": 0}, {"x": 3, "y": 4}, {"x": 3, "y": 10}],
+             "units": "feet", "tags": {"by": "ann"}}
+
+    def test_a_struct_with_a_vector_of_structs_an_enum_and_a_map(self):
+        self.assertAlmostEqual(self.both("route.length", self.ROUTE), 11 * 0.3048)
+        reversed_ = self.both("route.reversed", self.ROUTE)
+        self.assertEqual(reversed_, {
+            "name": "walk (reversed)",
+            "stops": [{"x": 3.0, "y": 10.0}, {"x": 3.0, "y": 4.0}, {"x": 0.0, "y": 0.0}],
+            "units": "feet", "tags": {"by": "ann"}})
+        # Members in declaration order, as a C++ reader would expect them.
+        self.assertEqual(list(reversed_), ["name", "stops", "units", "tags"])
+
+    def test_an_optional_member_may_be_left_out_and_is_left_out(self):
+        route = {"name": "r", "stops": [{"x": 0, "y": 0}, {"x": 3, "y": 4}], "tags": {}}
+        self.assertEqual(self.both("route.length", route), 5.0)
+        self.assertNotIn("units", self.both("route.reversed", route))
+
+    def test_a_pair_of_structs_and_a_vector_of_doubles(self):
+        self.assertEqual(self.both("geo.bounds", [{"x": 1, "y": 5}, {"x": -2, "y": 3.5}]),
+                         [{"x": -2.0, "y": 3.5}, {"x": 1.0, "y": 5.0}])
+        self.assertEqual(self.both("stats.summary", [1, 2, 2.5]), {"count": 3.0, "mean": 1.8333333333333333})
+
+    def test_a_trailing_optional_parameter_may_be_left_out_positionally_and_by_name(self):
+        self.assertEqual(self.both("stats.summary", [1, 2, 2.5], 2), {"count": 3.0, "mean": 1.83})
+        self.assertEqual(self.jsonrpc("stats.summary", {"numbers": [1, 2]})["result"],
+                         {"count": 2.0, "mean": 1.5})
+        self.assertEqual(self.jsonrpc("stats.summary", {"round_to": 0, "numbers": [1, 2]})["result"],
+                         {"count": 2.0, "mean": 2.0})
+        with self.assertRaises(xmlrpc.client.Fault) as raised:
+            self.xml.stats.summary()
+        self.assertEqual(raised.exception.faultString, "expected 1 to 2 parameters, got 0")
+
+    def test_a_tuple_and_a_fixed_size_array(self):
+        self.assertEqual(self.both("pair.swapped", ["a", 1]), [1, "a"])
+        self.assertEqual(self.both("rgb.grey", [30, 60, 90]), 60)
+
+    def test_a_time_point_is_a_date_time(self):
+        t = datetime.datetime(2026, 12, 4, 23, 59, 30)
+        got = self.xml.time.later(t, 45)
+        self.assertEqual(got, xmlrpc.client.DateTime(datetime.datetime(2026, 12, 5, 0, 0, 15)))
+        # JSON has no dateTime: JSON-RPC carries it as {"$datetime": ...}
+        # (docs/jsonrpc.md).
+        self.assertEqual(self.jsonrpc("time.later", [{"$datetime": "2026-12-04T23:59:30"}, 45]),
+                         {"jsonrpc": "2.0", "result": {"$datetime": "2026-12-05T00:00:15"}, "id": 1})
+
+    def test_bytes_are_base64(self):
+        got = self.xml.bytes.reversed(xmlrpc.client.Binary(b"\x00\x01\xff"))
+        self.assertEqual(got, xmlrpc.client.Binary(b"\xff\x01\x00"))
+        self.assertEqual(self.jsonrpc("bytes.reversed", [{"$base64": base64.b64encode(b"ab").decode()}]),
+                         {"jsonrpc": "2.0", "result": {"$base64": base64.b64encode(b"ba").decode()}, "id": 1})
+
+    def test_signatures_say_struct_and_array(self):
+        sig = self.xml.system.methodSignature
+        self.assertEqual(sig("route.length"), [["double", "struct"]])
+        self.assertEqual(sig("route.reversed"), [["struct", "struct"]])
+        self.assertEqual(sig("geo.bounds"), [["array", "array"]])
+        self.assertEqual(sig("stats.summary"), [["struct", "array", "int"]])
+        self.assertEqual(sig("time.later"), [["dateTime.iso8601", "dateTime.iso8601", "i8"]])
+        self.assertEqual(sig("bytes.reversed"), [["base64", "base64"]])
+        self.assertEqual(sig("rgb.grey"), [["int", "array"]])
+
+    def test_a_value_that_does_not_fit_is_invalid_params_naming_where(self):
+        missing = dict(self.ROUTE, stops=[{"x": 0, "y": 0}, {"x": 3}])
+        self.assertEqual(self.fault("route.length", missing),
+                         'parameter 1, member "stops", element 1: member "y" is missing')
+        wrong = dict(self.ROUTE, stops=[{"x": 0, "y": "north"}])
+        self.assertEqual(self.fault("route.length", wrong),
+                         'parameter 1, member "stops", element 0, member "y": expected double, got string')
+        self.assertEqual(self.fault("rgb.grey", [1, 2, 3, 4]),
+                         "parameter 1: expected an array of 3 elements, got 4")
+        self.assertEqual(self.fault("pair.swapped", ["a", 1, 2]),
+                         "parameter 1: expected an array of 2 elements, got 3")
+        self.assertEqual(self.fault("route.length", dict(self.ROUTE, units="miles")),
+                         'parameter 1, member "units": expected one of metres, feet; got "miles"')
+        self.assertEqual(self.fault("geo.bounds", {"x": 1}),
+                         "parameter 1: expected array, got struct")
+
+
+if __name__ == "__main__":
+    main()
