@@ -56,6 +56,11 @@ for arg in "$@"; do
       # rapidrpcd as PHP's xmlrpc extension does at its defaults (documents
       # declared iso-8859-1).
       packages+=(php-cli php-xmlrpc)
+      # nodejs: the OpenRPC project's own validator of rpc.discover's
+      # document (@open-rpc/schema-utils-js, from npm, below); Debian's npm
+      # unless a node of another origin brought its own.
+      packages+=(nodejs)
+      command -v npm >/dev/null || packages+=(npm)
       # ccache: a test build (CI makes three) compiles again only what
       # changed since any earlier build, in this clone or another (below).
       packages+=(ccache)
@@ -115,6 +120,19 @@ if [[ ${RAPIDRPC_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
   settings+=(-DCMAKE_CXX_COMPILER_LAUNCHER="$launcher")
   if [[ $(ccache -p) == *"(default) max_size "* ]]; then
     ccache -M 2G >/dev/null
+  fi
+fi
+# The npm packages the tests use, pinned, in the build directory
+# (tests/integration/test_typed.py finds them there); npm's own cache
+# (~/.npm) serves the next build directory's.
+if [[ $tests == ON ]]; then
+  npm_packages=(@open-rpc/schema-utils-js@2.2.1)
+  npm_dir="$build_dir/npm"
+  if [[ ! -f $npm_dir/installed || $(cat "$npm_dir/installed") != "${npm_packages[*]}" ]]; then
+    echo "setup: npm install ${npm_packages[*]}"
+    mkdir -p "$npm_dir"
+    npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error "${npm_packages[@]}"
+    echo "${npm_packages[*]}" >"$npm_dir/installed"
   fi
 fi
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${settings[@]}"

@@ -110,8 +110,7 @@ void add_methods(rapidrpc::server& server) {
       },
       "[text, number] as [number, text].");
   server.add(
-      "rgb.grey",
-      [](std::array<std::int32_t, 3> rgb) { return (rgb[0] + rgb[1] + rgb[2]) / 3; },
+      "rgb.grey", [](std::array<std::int32_t, 3> rgb) { return (rgb[0] + rgb[1] + rgb[2]) / 3; },
       "The grey level of an [r, g, b] colour.");
   server.methods().set_param_names("stats.summary", {"numbers", "round_to"});
 }
@@ -122,7 +121,8 @@ int main(int argc, char** argv) {
                   .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)}});
   add_methods(server);
   server.start();
-  std::printf("listening on port %u\n", static_cast<unsigned>(server.port()));  // port 0: the one chosen
+  std::printf("listening on port %u\n",
+              static_cast<unsigned>(server.port()));  // port 0: the one chosen
   std::fflush(stdout);
   server.wait();
 }

@@ -54,7 +54,9 @@ namespace rapidrpc {
 class value_path {
  public:
   /// The method's parameter `index` (from 0; named from 1 in messages).
-  static value_path parameter(std::size_t index) noexcept { return {nullptr, step::parameter, index}; }
+  static value_path parameter(std::size_t index) noexcept {
+    return {nullptr, step::parameter, index};
+  }
   /// A call's result.
   static value_path result() noexcept { return {nullptr, step::result, 0}; }
   /// Element `index` of the array here.
@@ -76,7 +78,8 @@ class value_path {
 
  private:
   enum class step : std::uint8_t { parameter, result, element, member };
-  value_path(const value_path* up, step s, std::size_t index) noexcept : up_(up), step_(s), index_(index) {}
+  value_path(const value_path* up, step s, std::size_t index) noexcept
+      : up_(up), step_(s), index_(index) {}
 
   const value_path* up_;
   step step_;
@@ -87,6 +90,9 @@ class value_path {
 /// How values of type T convert. Specialize it for a type of your own with
 /// `static std::string_view name()` (its protocol type name, for
 /// system.methodSignature: "int", "string", "array", "struct", ...),
+/// optionally `static value schema()` (its JSON Schema, as JSON-RPC
+/// carries it: for system.methodHelp, the API page and rpc.discover; from
+/// name() if not given),
 /// `static T from(const value&, const value_path&)` (throwing through the
 /// path when the value does not fit) and `static value to(const T&)`;
 /// optionally `static T from(value&&, const value_path&)`, which may move
@@ -104,6 +110,13 @@ struct convert {
                 "with BOOST_DESCRIBE_STRUCT, an enum described with BOOST_DESCRIBE_ENUM; or "
                 "specialize rapidrpc::convert<T>");
 };
+
+/// The JSON Schema of a value of kind `k`, as JSON-RPC carries it (an int's
+/// range; base64 and dateTime as {"$base64": ...} and {"$datetime": ...}).
+value kind_schema(kind k);
+/// The JSON Schema of a protocol type name ("int", "struct", "any", ...;
+/// system.methodSignature's names): any value for a name it does not know.
+value schema_of_type_name(std::string_view name);
 
 namespace detail {
 
@@ -130,10 +143,31 @@ T from_value_at(V&& v, const value_path& at) {
     return convert<T>::from(static_cast<const value&>(v), at);
 }
 
+// How deep schema_of() goes into a type that contains itself (a tree):
+// below, "any value".
+inline constexpr int schema_depth_limit = 32;
+int& schema_depth() noexcept;
+
+// T's JSON Schema: convert<T>::schema(), or its name's.
+template <class T>
+value schema_of() {
+  if constexpr (requires { convert<T>::schema(); }) {
+    if (schema_depth() >= schema_depth_limit) return structure{};
+    ++schema_depth();
+    struct leave {
+      ~leave() { --schema_depth(); }
+    } on_return;
+    return convert<T>::schema();
+  } else {
+    return schema_of_type_name(convert<T>::name());
+  }
+}
+
 // The value kinds themselves, taken only from their own kind.
 template <class T, kind K>
 struct exact_convert {
   static std::string_view name() { return kind_name(K); }
+  static value schema() { return kind_schema(K); }
   static T from(const value& v, const value_path& at) {
     if (const T* p = v.get_if<T>()) return *p;
     at.mismatch(name(), v);
@@ -156,11 +190,14 @@ struct is_optional<std::optional<T>> : std::true_type {};
 
 template <class T>
 inline constexpr bool is_described_struct_v =
-    std::is_class_v<T> && boost::describe::has_describe_members<T>::value;
+    std::is_class_v<T>&& boost::describe::has_describe_members<T>::value;
 
 template <class T>
-using public_members =
-    boost::describe::describe_members<T, boost::describe::mod_public | boost::describe::mod_inherited>;
+using public_members = boost::describe::describe_members<T, boost::describe::mod_public |
+                                                                boost::describe::mod_inherited>;
+
+// The schema of an array of exactly these elements' schemas.
+value tuple_schema(array elements);
 
 // An array of exactly `n` elements at `at`, or a fault.
 template <class V>
@@ -194,6 +231,7 @@ struct convert<structure> : detail::exact_convert<structure, kind::structure> {}
 template <>
 struct convert<std::int64_t> {
   static std::string_view name() { return kind_name(kind::i8); }
+  static value schema() { return kind_schema(kind::i8); }
   static std::int64_t from(const value& v, const value_path& at) {
     if (const auto* p = v.get_if<std::int64_t>()) return *p;
     if (const auto* p = v.get_if<std::int32_t>()) return *p;
@@ -206,6 +244,7 @@ struct convert<std::int64_t> {
 template <>
 struct convert<double> {
   static std::string_view name() { return kind_name(kind::floating); }
+  static value schema() { return kind_schema(kind::floating); }
   static double from(const value& v, const value_path& at) {
     if (const auto* p = v.get_if<double>()) return *p;
     if (const auto* p = v.get_if<std::int32_t>()) return *p;
@@ -219,6 +258,7 @@ struct convert<double> {
 template <>
 struct convert<value> {
   static std::string_view name() { return "any"; }
+  static value schema() { return structure{}; }
   static value from(const value& v, const value_path&) { return v; }
   static value from(value&& v, const value_path&) { return std::move(v); }
   static value to(const value& x) { return x; }
@@ -231,6 +271,9 @@ struct convert<value> {
 template <class T>
 struct convert<std::optional<T>> {
   static std::string_view name() { return convert<T>::name(); }
+  static value schema() {
+    return structure{{"oneOf", array{detail::schema_of<T>(), structure{{"type", "null"}}}}};
+  }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static std::optional<T> from(V&& v, const value_path& at) {
@@ -246,6 +289,7 @@ struct convert<std::optional<T>> {
 template <class T>
 requires(!detail::is_byte_v<T>) struct convert<std::vector<T>> {
   static std::string_view name() { return kind_name(kind::array); }
+  static value schema() { return structure{{"type", "array"}, {"items", detail::schema_of<T>()}}; }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static std::vector<T> from(V&& v, const value_path& at) {
@@ -276,6 +320,7 @@ template <class B>
 requires detail::is_byte_v<B>
 struct convert<std::vector<B>> {
   static std::string_view name() { return kind_name(kind::binary); }
+  static value schema() { return kind_schema(kind::binary); }
   static std::vector<B> from(const value& v, const value_path& at) {
     const auto* b = v.get_if<bytes>();
     if (b == nullptr) at.mismatch(name(), v);
@@ -307,13 +352,17 @@ struct convert<std::vector<B>> {
 template <class T, std::size_t N>
 struct convert<std::array<T, N>> {
   static std::string_view name() { return kind_name(kind::array); }
+  static value schema() {
+    const auto n = static_cast<std::int64_t>(N);
+    return structure{
+        {"type", "array"}, {"items", detail::schema_of<T>()}, {"minItems", n}, {"maxItems", n}};
+  }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static std::array<T, N> from(V&& v, const value_path& at) {
     auto& a = detail::array_of(v, N, at);
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::array<T, N>{
-          detail::from_value_at<T>(detail::pass_on<V>(a[I]), at.element(I))...};
+      return std::array<T, N>{detail::from_value_at<T>(detail::pass_on<V>(a[I]), at.element(I))...};
     }
     (std::make_index_sequence<N>{});
   }
@@ -329,14 +378,14 @@ struct convert<std::array<T, N>> {
 template <class... T>
 struct convert<std::tuple<T...>> {
   static std::string_view name() { return kind_name(kind::array); }
+  static value schema() { return detail::tuple_schema({detail::schema_of<T>()...}); }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static std::tuple<T...> from(V&& v, const value_path& at) {
     auto& a = detail::array_of(v, sizeof...(T), at);
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       // Braces: the elements are converted in order.
-      return std::tuple<T...>{
-          detail::from_value_at<T>(detail::pass_on<V>(a[I]), at.element(I))...};
+      return std::tuple<T...>{detail::from_value_at<T>(detail::pass_on<V>(a[I]), at.element(I))...};
     }
     (std::index_sequence_for<T...>{});
   }
@@ -349,6 +398,9 @@ struct convert<std::tuple<T...>> {
 template <class A, class B>
 struct convert<std::pair<A, B>> {
   static std::string_view name() { return kind_name(kind::array); }
+  static value schema() {
+    return detail::tuple_schema({detail::schema_of<A>(), detail::schema_of<B>()});
+  }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static std::pair<A, B> from(V&& v, const value_path& at) {
@@ -368,6 +420,9 @@ template <class Map>
 struct map_convert {
   using mapped = typename Map::mapped_type;
   static std::string_view name() { return kind_name(kind::structure); }
+  static value schema() {
+    return structure{{"type", "object"}, {"additionalProperties", schema_of<mapped>()}};
+  }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static Map from(V&& v, const value_path& at) {
@@ -402,6 +457,7 @@ struct convert<std::unordered_map<std::string, T, Hash, Eq, Alloc>>
 template <>
 struct convert<std::chrono::system_clock::time_point> {
   static std::string_view name() { return kind_name(kind::date_time); }
+  static value schema() { return kind_schema(kind::date_time); }
   static std::chrono::system_clock::time_point from(const value& v, const value_path& at);
   static value to(std::chrono::system_clock::time_point x);
 };
@@ -415,6 +471,18 @@ template <class T>
 requires detail::is_described_struct_v<T>
 struct convert<T> {
   static std::string_view name() { return kind_name(kind::structure); }
+  static value schema() {
+    structure properties;
+    array required;
+    boost::mp11::mp_for_each<detail::public_members<T>>([&](auto d) {
+      using M = std::remove_cvref_t<decltype(std::declval<T&>().*d.pointer)>;
+      properties.try_emplace(d.name, detail::schema_of<M>());
+      if constexpr (!detail::is_optional<M>::value) required.emplace_back(d.name);
+    });
+    return structure{{"type", "object"},
+                     {"properties", std::move(properties)},
+                     {"required", std::move(required)}};
+  }
   template <class V>
   requires std::same_as<std::remove_cvref_t<V>, value>
   static T from(V&& v, const value_path& at) {
@@ -451,9 +519,15 @@ struct convert<T> {
 /// string; a name it does not have is a fault (naming those it has), and
 /// writing a value that is no enumerator throws std::invalid_argument.
 template <class E>
-requires std::is_enum_v<E> && boost::describe::has_describe_enumerators<E>::value
-struct convert<E> {
+requires std::is_enum_v<E> &&
+    boost::describe::has_describe_enumerators<E>::value struct convert<E> {
   static std::string_view name() { return kind_name(kind::string); }
+  static value schema() {
+    array names;
+    boost::mp11::mp_for_each<boost::describe::describe_enumerators<E>>(
+        [&](auto d) { names.emplace_back(d.name); });
+    return structure{{"type", "string"}, {"enum", std::move(names)}};
+  }
   static E from(const value& v, const value_path& at) {
     const auto* s = v.get_if<std::string>();
     if (s == nullptr) at.mismatch(name(), v);
@@ -509,7 +583,8 @@ value to_value(T&& x) {
 /// `v` as a T, or fault_code::invalid_params saying where it does not fit
 /// (`at`: the result, unless told).
 template <class T, class V>
-requires std::same_as<std::remove_cvref_t<V>, value> T from_value(V&& v, const value_path& at = value_path::result()) {
+requires std::same_as<std::remove_cvref_t<V>, value> T
+from_value(V&& v, const value_path& at = value_path::result()) {
   return detail::from_value_at<T>(std::forward<V>(v), at);
 }
 

@@ -119,6 +119,12 @@ struct method {
   /// ("int", "string", ...; "any" for a parameter of any type). Empty when
   /// the method does not declare one (raw methods).
   std::vector<std::string> signature;
+  /// The JSON Schemas of the parameters, in order, and of the result, as
+  /// JSON-RPC carries them (a typed method's, from its C++ types), which
+  /// system.methodHelp, the API page and rpc.discover show. Empty (and
+  /// nil): derived from `signature`, where there is one.
+  std::vector<value> param_schemas;
+  value result_schema;
   /// How long a pool call may run before it fails with fault_code::timeout;
   /// zero means the registry's default (see registry::set_default_timeout).
   std::chrono::milliseconds timeout{0};
@@ -230,6 +236,15 @@ void check_param_count(std::size_t got) {
   } else {
     if (got < least || got > sizeof...(Args)) throw_param_count(least, sizeof...(Args), got);
   }
+}
+
+template <class R>
+value result_schema() {
+  using T = std::remove_cvref_t<R>;
+  if constexpr (std::is_void_v<T>)
+    return kind_schema(kind::nil);
+  else
+    return schema_of<T>();
 }
 
 template <class R>
@@ -417,6 +432,8 @@ class registry {
     m.where = where;
     m.help = std::move(help);
     m.signature = detail::describe<Args...>(detail::result_name<R>());
+    m.param_schemas = {detail::schema_of<detail::param_t<Args>>()...};
+    m.result_schema = detail::result_schema<R>();
     m.param_count = detail::optional_param_count<Args...>();
     add_method(std::move(name), std::move(m));
   }
@@ -430,6 +447,8 @@ class registry {
     m.where = execution::async;
     m.help = std::move(help);
     m.signature = detail::describe<Args...>(detail::result_name<Result>());
+    m.param_schemas = {detail::schema_of<detail::param_t<Args>>()...};
+    m.result_schema = detail::result_schema<Result>();
     m.param_count = detail::optional_param_count<Args...>();
     add_method(std::move(name), std::move(m));
   }

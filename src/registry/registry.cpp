@@ -1,5 +1,6 @@
 #include <rapidrpc/registry.hpp>
 
+#include "registry/method_docs.hpp"
 #include "registry/pool.hpp"
 
 #include <rapidrpc/xmlrpc.hpp>
@@ -439,9 +440,14 @@ void registry::add_system_methods() {
       [this](const std::string& name) {
         found_method m = lookup(name);
         if (!m) throw fault(fault_code::method_not_found, "method not found");
-        return m->help;
+        return detail::help_with_types(*m.m);
       },
       "Returns the help text of the named method.");
+
+  add(
+      "rpc.discover", [this] { return detail::openrpc_document(*this); },
+      "Returns the OpenRPC document of this service: every method with its parameters' and "
+      "result's JSON Schemas.");
 
   add(
       "system.methodSignature",

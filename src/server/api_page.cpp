@@ -1,6 +1,7 @@
 #include "server/api_page.hpp"
 
 #include "http/gzip.hpp"
+#include "registry/method_docs.hpp"
 
 #include <rapidrpc/literals.hpp>
 
@@ -168,9 +169,10 @@ void append_method(std::string& out, const std::string& name, const method* m, b
     out += "\">Try it</button>";
   }
   out += "</div>";
-  if (m != nullptr && !m->help.empty()) {
+  const std::string help = m != nullptr ? help_with_types(*m) : std::string();
+  if (!help.empty()) {
     out += "<p class=\"help\">";
-    append_html_escaped(out, m->help);
+    append_html_escaped(out, help);
     out += "</p>";
   } else {
     out += "<p class=\"help none\">No help text.</p>";
@@ -222,6 +224,8 @@ api_page make_api_page(const registry& methods, const api_page_options& options)
   out += names.size() == 1 ? " method" : " methods";
   out += options.jsonrpc ? ", served on this URL over XML-RPC and JSON-RPC 2.0 (POST)."
                          : ", served on this URL over XML-RPC (POST).";
+  if (options.jsonrpc && methods.lookup("rpc.discover"))
+    out += " Their OpenRPC document is the result of <code>rpc.discover</code> (below).";
   out += "</p></header>\n<main>\n";
   if (options.jsonrpc) {
     append_form(out, names);

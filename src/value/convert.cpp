@@ -1,6 +1,8 @@
 #include <rapidrpc/convert.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace rapidrpc {
@@ -10,7 +12,8 @@ std::string value_path::to_string() const {
   // the root down.
   const value_path* frames[64];
   std::size_t n = 0;
-  for (const value_path* p = this; p != nullptr && n < std::size(frames); p = p->up_) frames[n++] = p;
+  for (const value_path* p = this; p != nullptr && n < std::size(frames); p = p->up_)
+    frames[n++] = p;
   std::string out;
   while (n > 0) {
     const value_path& p = *frames[--n];
@@ -44,6 +47,70 @@ void value_path::fail(std::string_view what) const {
   throw fault(fault_code::invalid_params, to_string() + ": " + std::string(what));
 }
 
+// ---- schemas -----------------------------------------------------------------
+
+value kind_schema(kind k) {
+  // base64 and dateTime as JSON-RPC carries them (docs/jsonrpc.md).
+  auto tagged = [](const char* tag, structure text) {
+    return structure{{"type", "object"},
+                     {"properties", structure{{tag, std::move(text)}}},
+                     {"required", array{tag}},
+                     {"additionalProperties", false}};
+  };
+  switch (k) {
+    case kind::nil:
+      return structure{{"type", "null"}};
+    case kind::i4:
+      return structure{{"type", "integer"},
+                       {"minimum", std::numeric_limits<std::int32_t>::min()},
+                       {"maximum", std::numeric_limits<std::int32_t>::max()}};
+    case kind::i8:
+      return structure{{"type", "integer"},
+                       {"minimum", std::numeric_limits<std::int64_t>::min()},
+                       {"maximum", std::numeric_limits<std::int64_t>::max()}};
+    case kind::boolean:
+      return structure{{"type", "boolean"}};
+    case kind::floating:
+      return structure{{"type", "number"}};
+    case kind::string:
+      return structure{{"type", "string"}};
+    case kind::date_time:
+      return tagged("$datetime", structure{{"type", "string"}, {"format", "date-time"}});
+    case kind::binary:
+      return tagged("$base64", structure{{"type", "string"}, {"contentEncoding", "base64"}});
+    case kind::array:
+      return structure{{"type", "array"}};
+    case kind::structure:
+      return structure{{"type", "object"}};
+  }
+  return structure{};
+}
+
+value schema_of_type_name(std::string_view name) {
+  for (auto k : {kind::nil, kind::i4, kind::i8, kind::boolean, kind::floating, kind::string,
+                 kind::date_time, kind::binary, kind::array, kind::structure})
+    if (kind_name(k) == name) return kind_schema(k);
+  return structure{};  // "any", or a name of a type of one's own
+}
+
+namespace detail {
+
+int& schema_depth() noexcept {
+  thread_local int depth = 0;
+  return depth;
+}
+
+value tuple_schema(array elements) {
+  const auto n = static_cast<std::int64_t>(elements.size());
+  return structure{{"type", "array"},
+                   {"items", std::move(elements)},
+                   {"minItems", n},
+                   {"maxItems", n},
+                   {"additionalItems", false}};
+}
+
+}  // namespace detail
+
 // ---- time points -------------------------------------------------------------
 
 namespace {
@@ -54,12 +121,14 @@ namespace chr = std::chrono;
 }  // namespace
 
 system_clock::time_point convert<system_clock::time_point>::from(const value& v,
-                                                                  const value_path& at) {
+                                                                 const value_path& at) {
   const auto* t = v.get_if<date_time>();
   if (t == nullptr) at.mismatch(name(), v);
   // system_clock counts nanoseconds in 64 bits: from 1677-09-21 to 2262-04-11.
-  constexpr chr::sys_days first = chr::floor<chr::days>(system_clock::time_point::min()) + chr::days(1);
-  constexpr chr::sys_days last = chr::floor<chr::days>(system_clock::time_point::max()) - chr::days(1);
+  constexpr chr::sys_days first =
+      chr::floor<chr::days>(system_clock::time_point::min()) + chr::days(1);
+  constexpr chr::sys_days last =
+      chr::floor<chr::days>(system_clock::time_point::max()) - chr::days(1);
   const chr::year_month_day date{chr::year(t->year), chr::month(t->month), chr::day(t->day)};
   if (!date.ok()) at.fail("not a date of the calendar");
   const chr::sys_days day{date};

@@ -10,6 +10,10 @@ JSON-RPC 2.0 over HTTP.
 - system.methodSignature derives "struct" and "array".
 - -32602 naming where the value does not fit: a missing member, a member of
   the wrong type, an extra array element, an enum name it does not have.
+- system.methodHelp shows the members; rpc.discover answers an OpenRPC
+  document, of these methods and of rapidrpcd's demo service, that the
+  OpenRPC project's validator (@open-rpc/schema-utils-js, installed by
+  scripts/setup.sh --tests into the build directory) finds valid.
 """
 
 import base64
@@ -17,11 +21,12 @@ import datetime
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 import urllib.request
 import xmlrpc.client
 
-from harness import HOST, daemon_path, main
+from harness import HOST, daemon_path, main, running_daemon
 
 INVALID_PARAMS = -32602
 
@@ -31,6 +36,35 @@ def example_path():
     if not os.access(path, os.X_OK):
         raise RuntimeError(f"{path} is not built (RAPIDRPC_BUILD_EXAMPLES=ON builds it)")
     return path
+
+
+def jsonrpc_call(url, method, params):
+    body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": 1}).encode()
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def openrpc_verdict(document):
+    """What the OpenRPC project's validator says of `document`: "valid", or
+    why not."""
+    modules = os.path.join(os.path.dirname(daemon_path()), "..", "npm", "node_modules")
+    if not os.path.isdir(os.path.join(modules, "@open-rpc", "schema-utils-js")):
+        raise RuntimeError(f"{modules} has no @open-rpc/schema-utils-js "
+                           "(scripts/setup.sh --tests installs it)")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(document, f)
+        f.flush()
+        out = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   "openrpc_check.js"), f.name],
+                             env=dict(os.environ, NODE_PATH=os.path.abspath(modules)),
+                             capture_output=True, text=True, timeout=60)
+    return (out.stdout + out.stderr).strip()
+
+
+def described(document, name):
+    (method,) = [m for m in document["methods"] if m["name"] == name]
+    return method
 
 
 class Typed(unittest.TestCase):
@@ -52,11 +86,7 @@ class Typed(unittest.TestCase):
         cls.proc.stdout.close()
 
     def jsonrpc(self, method, params):
-        body = json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": 1}).encode()
-        req = urllib.request.Request(self.url, data=body,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.loads(r.read())
+        return jsonrpc_call(self.url, method, params)
 
     def both(self, method, *params):
         """The result over XML-RPC and over JSON-RPC (params positional),
@@ -154,6 +184,61 @@ class Typed(unittest.TestCase):
                          'parameter 1, member "units": expected one of metres, feet; got "miles"')
         self.assertEqual(self.fault("geo.bounds", {"x": 1}),
                          "parameter 1: expected array, got struct")
+
+    def test_method_help_shows_the_members(self):
+        self.assertEqual(
+            self.xml.system.methodHelp("route.length"),
+            "The length of a route, in metres.\n\n"
+            'Parameters: {name: string, stops: [{x: double, y: double}], units?: "metres" | "feet", '
+            "tags: {string: string}}\nResult: double")
+        self.assertEqual(self.xml.system.methodHelp("stats.summary").split("\n\n")[1],
+                         "Parameters: numbers: [double], round_to: int or nil\n"
+                         "Result: {string: double}")
+        # Where the signature says it all, the help is as written.
+        self.assertEqual(self.xml.system.methodHelp("system.methodHelp"),
+                         "Returns the help text of the named method.")
+
+    def test_rpc_discover_is_a_valid_openrpc_document_of_the_types(self):
+        document = self.jsonrpc("rpc.discover", [])["result"]
+        self.assertEqual(openrpc_verdict(document), "valid")
+        self.assertEqual(document["openrpc"], "1.2.6")
+        self.assertNotIn("rpc.discover", [m["name"] for m in document["methods"]])
+        length = described(document, "route.length")
+        self.assertEqual(length["summary"], "The length of a route, in metres.")
+        (param,) = length["params"]
+        self.assertEqual(param["name"], "param1")
+        self.assertEqual(param["schema"]["required"], ["name", "stops", "tags"])
+        self.assertEqual(param["schema"]["properties"]["stops"],
+                         {"type": "array", "items": {"type": "object",
+                                                     "properties": {"x": {"type": "number"},
+                                                                    "y": {"type": "number"}},
+                                                     "required": ["x", "y"]}})
+        self.assertEqual(param["schema"]["properties"]["units"],
+                         {"oneOf": [{"type": "string", "enum": ["metres", "feet"]}, {"type": "null"}]})
+        self.assertEqual(length["result"]["schema"], {"type": "number"})
+        summary = described(document, "stats.summary")
+        self.assertEqual([(p["name"], p["required"]) for p in summary["params"]],
+                         [("numbers", True), ("round_to", False)])
+        self.assertEqual(summary["paramStructure"], "either")
+        self.assertEqual(described(document, "rgb.grey")["params"][0]["schema"]["maxItems"], 3)
+        # A tampered document is not valid: the validator can say no.
+        described(document, "rgb.grey")["params"][0]["schema"]["type"] = "tuple"
+        self.assertIn("invalid", openrpc_verdict(document))
+
+
+class DemoService(unittest.TestCase):
+    def test_rpc_discover_is_a_valid_openrpc_document_of_rapidrpcds_methods(self):
+        with running_daemon(env_args=False) as d:
+            document = jsonrpc_call(d.url, "rpc.discover", [])["result"]
+        self.assertEqual(openrpc_verdict(document), "valid")
+        add = described(document, "sample.add")
+        self.assertEqual([p["name"] for p in add["params"]], ["a", "b"])
+        self.assertEqual(add["params"][0]["schema"],
+                         {"type": "integer", "minimum": -2147483648, "maximum": 2147483647})
+        # sample.sum checks its own parameters: none are declared.
+        total = described(document, "sample.sum")
+        self.assertEqual(total["params"], [])
+        self.assertIn("not declared", total["description"])
 
 
 if __name__ == "__main__":

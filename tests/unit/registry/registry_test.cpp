@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -252,6 +253,48 @@ TEST_F(RegistryTest, TypedMethodsTakeAndGiveContainersAndDescribedStructs) {
   fault f = failed("centre", {array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 4}}}});
   EXPECT_EQ(f.code(), fault_code::invalid_params);
   EXPECT_EQ(f.message(), "parameter 1, element 1: member \"y\" is missing");
+}
+
+TEST_F(RegistryTest, HelpShowsTheMembersWhereTheSignatureDoesNot) {
+  reg.add(
+      "centre", [](const std::vector<point>&, std::optional<bool>) { return point{}; }, "Centre.");
+  reg.set_param_names("centre", {"points", "round"});
+  EXPECT_EQ(ok("system.methodHelp", {"centre"}),
+            value("Centre.\n\nParameters: points: [{x: int, y: int}], round: boolean or nil\n"
+                  "Result: {x: int, y: int}"));
+  reg.add(
+      "add", [](std::int32_t a, std::int32_t b) { return a + b; }, "Adds.");
+  EXPECT_EQ(ok("system.methodHelp", {"add"}), value("Adds."));
+}
+
+TEST_F(RegistryTest, RpcDiscoverDescribesEveryOtherMethod) {
+  reg.add(
+      "centre", [](const std::vector<point>&) { return point{}; }, "Centre.\nMore.");
+  const value doc = ok("rpc.discover");
+  const auto& methods = doc.as<structure>().at("methods").as<array>();
+  const value* centre = nullptr;
+  for (const auto& m : methods) {
+    const auto& name = m.as<structure>().at("name").as<std::string>();
+    EXPECT_NE(name, "rpc.discover");
+    if (name == "centre") centre = &m;
+  }
+  ASSERT_NE(centre, nullptr);
+  const auto& c = centre->as<structure>();
+  EXPECT_EQ(c.at("summary"), value("Centre."));
+  EXPECT_EQ(c.at("paramStructure"), value("by-position"));
+  const value point_schema = structure{
+      {"type", "object"},
+      {"properties",
+       structure{
+           {"x", structure{{"type", "integer"}, {"minimum", INT32_MIN}, {"maximum", INT32_MAX}}},
+           {"y", structure{{"type", "integer"}, {"minimum", INT32_MIN}, {"maximum", INT32_MAX}}}}},
+      {"required", array{"x", "y"}}};
+  EXPECT_EQ(
+      c.at("params"),
+      value(array{structure{{"name", "param1"},
+                            {"required", true},
+                            {"schema", structure{{"type", "array"}, {"items", point_schema}}}}}));
+  EXPECT_EQ(c.at("result"), value(structure{{"name", "result"}, {"schema", point_schema}}));
 }
 
 TEST_F(RegistryTest, TrailingOptionalParametersMayBeLeftOut) {

@@ -81,7 +81,8 @@ TEST(Convert, ScalarsAreTheirKinds) {
   round_trips(true, value(true));
   round_trips(0.5, value(0.5));
   round_trips(std::string("text"), value("text"));
-  round_trips(bytes(std::string_view("\x00\xff", 2)), value(bytes(std::string_view("\x00\xff", 2))));
+  round_trips(bytes(std::string_view("\x00\xff", 2)),
+              value(bytes(std::string_view("\x00\xff", 2))));
   round_trips(value(array{1, "a"}), value(array{1, "a"}));
   EXPECT_EQ(from_value<std::int64_t>(value(5)), 5);  // an int widens
   EXPECT_EQ(from_value<double>(value(5)), 5.0);
@@ -114,7 +115,8 @@ TEST(Convert, ByteVectorsAreBase64) {
 TEST(Convert, AnOptionalIsItsValueOrNil) {
   round_trips(std::optional<std::int32_t>{3}, value(3));
   round_trips(std::optional<std::int32_t>{}, value());
-  EXPECT_EQ(refusal<std::optional<std::int32_t>>(value("3")), "parameter 1: expected int, got string");
+  EXPECT_EQ(refusal<std::optional<std::int32_t>>(value("3")),
+            "parameter 1: expected int, got string");
 }
 
 TEST(Convert, ATimePointIsADateTimeInUtcToTheMicrosecond) {
@@ -136,12 +138,12 @@ TEST(Convert, ATimePointIsADateTimeInUtcToTheMicrosecond) {
 TEST(Convert, ADescribedStructIsAStructOfItsMembers) {
   round_trips(point{1, 2}, value(structure{{"x", 1}, {"y", 2}}));
   const shape s{"tri", {{0, 0}, {1, 0}, {0, 1}}, colour::green, {{"area", 0.5}}};
-  const value v = structure{
-      {"name", "tri"},
-      {"corners", array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 1}, {"y", 0}},
-                        structure{{"x", 0}, {"y", 1}}}},
-      {"fill", "green"},
-      {"tags", structure{{"area", 0.5}}}};
+  const value v =
+      structure{{"name", "tri"},
+                {"corners", array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 1}, {"y", 0}},
+                                  structure{{"x", 0}, {"y", 1}}}},
+                {"fill", "green"},
+                {"tags", structure{{"area", 0.5}}}};
   round_trips(s, v);
   // Members in declaration order, as written.
   std::vector<std::string> names;
@@ -169,10 +171,10 @@ TEST(Convert, AFaultNamesWhereTheValueDoesNotFit) {
   EXPECT_EQ(refusal<point>(value(structure{{"x", 1}, {"y", "2"}})),
             "parameter 1, member \"y\": expected int, got string");
   EXPECT_EQ(refusal<point>(value(array{1, 2})), "parameter 1: expected struct, got array");
-  const value corners = structure{
-      {"name", "tri"},
-      {"corners", array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 1}, {"y", 0.5}}}},
-      {"tags", structure{}}};
+  const value corners =
+      structure{{"name", "tri"},
+                {"corners", array{structure{{"x", 0}, {"y", 0}}, structure{{"x", 1}, {"y", 0.5}}}},
+                {"tags", structure{}}};
   EXPECT_EQ(refusal<shape>(corners, value_path::parameter(2)),
             "parameter 3, member \"corners\", element 1, member \"y\": expected int, got double");
   EXPECT_EQ(refusal<std::vector<std::int32_t>>(value(array{1, 2, "3"}), value_path::result()),
@@ -194,7 +196,8 @@ TEST(Convert, AFixedSizeArrayTakesExactlyItsElements) {
 
 TEST(Convert, ADescribedEnumIsItsEnumeratorsName) {
   round_trips(colour::red, value("red"));
-  EXPECT_EQ(refusal<colour>(value("blue")), "parameter 1: expected one of red, green; got \"blue\"");
+  EXPECT_EQ(refusal<colour>(value("blue")),
+            "parameter 1: expected one of red, green; got \"blue\"");
   // What is not the name is not echoed: a fault message is text.
   EXPECT_EQ(refusal<colour>(value(std::string("red\0x", 5))),
             "parameter 1: expected one of red, green; got another string");
