@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -158,6 +159,28 @@ class client_base {
     live().start(method, params, [done = std::move(done)](client_detail::call_result r) {
       done(client_detail::to_outcome(std::move(r)));
     });
+  }
+
+  /// Typed form of async_call(): `c.async_call<std::vector<point>>("route",
+  /// done, from, to)`. The arguments are converted as call<R> converts
+  /// them, and `done` gets the result converted to R, or the fault: the
+  /// server's, fault_code::transport_error for a transport failure, and
+  /// fault_code::transport_error saying where for a result that does not
+  /// convert. Otherwise as async_call().
+  template <class R, class... Args>
+  void async_call(std::string_view method, std::function<void(std::variant<R, fault>)> done,
+                  Args&&... args) {
+    async_call(method, array{to_value(std::forward<Args>(args))...},
+               [done = std::move(done)](outcome o) {
+                 if (auto* f = std::get_if<fault>(&o)) return done(std::move(*f));
+                 std::optional<R> r;
+                 try {
+                   r.emplace(from_value<R>(std::get<value>(std::move(o))));
+                 } catch (const fault& f) {
+                   return done(fault(fault_code::transport_error, f.what()));
+                 }
+                 done(std::move(*r));
+               });
   }
 
   /// Records each synchronous call's bytes into `trace`, every call

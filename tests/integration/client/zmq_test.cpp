@@ -16,7 +16,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <regex>
+#include <string>
+#include <tuple>
+#include <vector>
 
 namespace rapidrpc {
 namespace {
@@ -122,6 +127,12 @@ TEST_P(Zmq, TypedCall) {
   } catch (const transport_error& e) {
     EXPECT_EQ(e.why(), why::bad_response);
   }
+  // Containers, optionals and described structs, as over HTTP.
+  using row = std::map<std::string, std::optional<std::vector<std::int64_t>>>;
+  const row r{{"a", std::vector<std::int64_t>{1, std::int64_t{1} << 40}}, {"b", std::nullopt}};
+  EXPECT_EQ(c.call<row>("echo", r), r);
+  EXPECT_EQ((c.call<std::tuple<std::string, double>>("echo", std::tuple{std::string("x"), 0.5})),
+            std::tuple(std::string("x"), 0.5));
 }
 
 TEST_P(Zmq, ErrorObjectsAreFaults) {

@@ -29,6 +29,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 namespace rapidrpc {
@@ -655,6 +656,27 @@ TEST(ClientAsync, CallsCompleteOnceEachOnTheExecutor) {
   EXPECT_EQ(std::count(done.begin(), done.end(), 1), 20);
   // Each call in flight had a connection of its own; they are pooled now.
   EXPECT_EQ(server.connections(), 20);
+}
+
+TEST(ClientAsync, TypedCallsConvertTheirArgumentsAndResult) {
+  scripted_server server(echo);
+  boost::asio::io_context io;
+  client c(io.get_executor(), server.url());
+  std::optional<std::variant<std::vector<point>, fault>> route, wrong;
+  c.async_call<std::vector<point>>(
+      "echo", [&](std::variant<std::vector<point>, fault> o) { route = std::move(o); },
+      std::vector<point>{{1, 2}, {3, 4}});
+  c.async_call<std::vector<point>>(
+      "echo", [&](std::variant<std::vector<point>, fault> o) { wrong = std::move(o); },
+      array{to_value(point{1, 2}), "x"});
+  io.run();
+  ASSERT_TRUE(route && wrong);
+  ASSERT_TRUE(std::holds_alternative<std::vector<point>>(*route));
+  EXPECT_EQ(std::get<std::vector<point>>(*route), (std::vector<point>{{1, 2}, {3, 4}}));
+  ASSERT_TRUE(std::holds_alternative<fault>(*wrong));
+  EXPECT_EQ(std::get<fault>(*wrong).code(), fault_code::transport_error);
+  EXPECT_EQ(std::get<fault>(*wrong).message(),
+            "the result, element 1: expected struct, got string");
 }
 
 TEST(ClientAsync, PooledConnectionsAreReusedByLaterCalls) {
