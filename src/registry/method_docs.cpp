@@ -190,9 +190,10 @@ value described_method(const std::string& name, const method& m) {
   const std::size_t count = declared ? m.signature.size() - 1 : 0;
   const std::size_t least = m.param_count ? m.param_count->first : count;
   for (std::size_t i = 0; i < count; ++i) {
-    value schema = i < m.param_schemas.size() ? m.param_schemas[i]
-                                              : schema_of_type_name(m.signature[i + 1]);
-    std::string param = i < m.param_names.size() ? m.param_names[i] : "param" + std::to_string(i + 1);
+    value schema =
+        i < m.param_schemas.size() ? m.param_schemas[i] : schema_of_type_name(m.signature[i + 1]);
+    std::string param =
+        i < m.param_names.size() ? m.param_names[i] : "param" + std::to_string(i + 1);
     params.emplace_back(structure{
         {"name", std::move(param)}, {"required", i < least}, {"schema", std::move(schema)}});
   }

@@ -1,5 +1,6 @@
 #include <rapidrpc/convert.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -12,28 +13,34 @@ std::string value_path::to_string() const {
   // the root down.
   const value_path* frames[64];
   std::size_t n = 0;
-  for (const value_path* p = this; p != nullptr && n < std::size(frames); p = p->up_)
-    frames[n++] = p;
-  std::string out;
+  const value_path* p = this;
+  for (; p != nullptr && n < std::size(frames); p = p->up_) frames[n++] = p;
+  std::string out = p != nullptr ? "..." : "";  // deeper than 64: the nearest 64
   while (n > 0) {
-    const value_path& p = *frames[--n];
+    const value_path& f = *frames[--n];
     if (!out.empty()) out += ", ";
-    switch (p.step_) {
+    switch (f.step_) {
       case step::parameter:
-        out += "parameter " + std::to_string(p.index_ + 1);
+        out += "parameter " + std::to_string(f.index_ + 1);
         break;
       case step::result:
         out += "the result";
         break;
       case step::element:
-        out += "element " + std::to_string(p.index_);
+        out += "element " + std::to_string(f.index_);
         break;
-      case step::member:
+      case step::member: {
+        // Cut at 64 bytes, not inside a UTF-8 sequence: the message must
+        // stay text a writer accepts.
+        std::size_t cut = std::min<std::size_t>(f.name_.size(), 64);
+        if (cut < f.name_.size())
+          while (cut > 0 && (static_cast<unsigned char>(f.name_[cut]) & 0xc0) == 0x80) --cut;
         out += "member \"";
-        out += p.name_.substr(0, 64);
-        if (p.name_.size() > 64) out += "...";
+        out += f.name_.substr(0, cut);
+        if (cut < f.name_.size()) out += "...";
         out += '"';
         break;
+      }
     }
   }
   return out;

@@ -213,6 +213,23 @@ TEST(Convert, ALongMemberNameIsCutInTheMessage) {
             "parameter 1, member \"" + std::string(64, 'n') + "...\": expected int, got string");
 }
 
+TEST(Convert, AMemberNameIsCutBetweenCharactersNotInsideOne) {
+  // 63 ASCII bytes, then a 2-byte character across the 64-byte cut.
+  const std::string name = std::string(63, 'n') + "\xc3\xa9" + "tail";
+  EXPECT_EQ((refusal<std::map<std::string, std::int32_t>>(value(structure{{name, "x"}}))),
+            "parameter 1, member \"" + std::string(63, 'n') + "...\": expected int, got string");
+}
+
+TEST(Convert, APathDeeperThanSixtyFourShowsItsNearestSixtyFour) {
+  std::vector<value_path> frames{value_path::parameter(0)};
+  frames.reserve(100);
+  for (std::size_t i = 0; i < 99; ++i) frames.push_back(frames.back().element(i % 10));
+  const std::string text = frames.back().to_string();
+  EXPECT_EQ(text.rfind("..., element ", 0), 0U) << text;
+  EXPECT_EQ(text.find("parameter"), std::string::npos) << text;
+  EXPECT_EQ(frames[1].to_string(), "parameter 1, element 0");
+}
+
 TEST(Convert, MovingTakesTheStringsAndBytesWithoutCopying) {
   value v = array{std::string(1000, 'a')};
   const char* before = v.as<array>()[0].as<std::string>().data();
