@@ -143,20 +143,19 @@ T from_value_at(V&& v, const value_path& at) {
     return convert<T>::from(static_cast<const value&>(v), at);
 }
 
-// How deep schema_of() goes into a type that contains itself (a tree):
-// below, "any value".
-inline constexpr int schema_depth_limit = 32;
-int& schema_depth() noexcept;
-
-// T's JSON Schema: convert<T>::schema(), or its name's.
+// T's JSON Schema: convert<T>::schema(), or its name's. Within itself (a
+// tree's children), a type is any value: its schema is made once, however
+// many members hold it.
 template <class T>
 value schema_of() {
   if constexpr (requires { convert<T>::schema(); }) {
-    if (schema_depth() >= schema_depth_limit) return structure{};
-    ++schema_depth();
-    struct leave {
-      ~leave() { --schema_depth(); }
-    } on_return;
+    thread_local bool making = false;  // T's schema is being made on this thread
+    if (making) return structure{};
+    making = true;
+    struct done {
+      bool& flag;
+      ~done() { flag = false; }
+    } on_return{making};
     return convert<T>::schema();
   } else {
     return schema_of_type_name(convert<T>::name());

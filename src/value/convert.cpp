@@ -102,11 +102,6 @@ value schema_of_type_name(std::string_view name) {
 
 namespace detail {
 
-int& schema_depth() noexcept {
-  thread_local int depth = 0;
-  return depth;
-}
-
 value tuple_schema(array elements) {
   const auto n = static_cast<std::int64_t>(elements.size());
   return structure{{"type", "array"},

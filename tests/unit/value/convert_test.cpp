@@ -43,6 +43,15 @@ struct labelled_point : point {
 };
 BOOST_DESCRIBE_STRUCT(labelled_point, (point), (label))
 
+// A type within itself, twice over: a binary tree.
+struct tree {
+  std::int32_t value = 0;
+  std::vector<tree> left;
+  std::vector<tree> right;
+  friend bool operator==(const tree&, const tree&) = default;
+};
+BOOST_DESCRIBE_STRUCT(tree, (), (value, left, right))
+
 }  // namespace test_types
 
 namespace rapidrpc {
@@ -235,6 +244,22 @@ TEST(Convert, MovingTakesTheStringsAndBytesWithoutCopying) {
   const char* before = v.as<array>()[0].as<std::string>().data();
   auto out = from_value<std::vector<std::string>>(std::move(v));
   EXPECT_EQ(out[0].data(), before);
+}
+
+TEST(Convert, ATypeWithinItselfConvertsAndItsSchemaIsMadeOnce) {
+  using test_types::tree;
+  const tree t{1, {tree{2, {}, {}}}, {tree{3, {tree{4, {}, {}}}, {}}}};
+  round_trips(t, to_value(t));
+  EXPECT_EQ(from_value<tree>(to_value(t)).right[0].left[0].value, 4);
+  // Within itself a tree is any value ({}): the schema is one level deep.
+  const value any = structure{};
+  const value children = structure{{"type", "array"}, {"items", any}};
+  EXPECT_EQ(detail::schema_of<tree>(),
+            value(structure{{"type", "object"},
+                            {"properties", structure{{"value", kind_schema(kind::i4)},
+                                                     {"left", children},
+                                                     {"right", children}}},
+                            {"required", array{"value", "left", "right"}}}));
 }
 
 TEST(Convert, SignatureNames) {
