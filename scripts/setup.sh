@@ -57,7 +57,8 @@ for arg in "$@"; do
       # declared iso-8859-1).
       packages+=(php-cli php-xmlrpc)
       # nodejs: the OpenRPC project's own validator of rpc.discover's
-      # document (@open-rpc/schema-utils-js, from npm, below); Debian's npm
+      # document (@open-rpc/schema-utils-js, from npm, below) and its test
+      # coverage run against the daemon (@open-rpc/test-coverage); Debian's npm
       # unless a node of another origin brought its own.
       packages+=(nodejs)
       command -v npm >/dev/null || packages+=(npm)
@@ -126,7 +127,7 @@ fi
 # (tests/integration/test_typed.py finds them there); npm's own cache
 # (~/.npm) serves the next build directory's.
 if [[ $tests == ON ]]; then
-  npm_packages=(@open-rpc/schema-utils-js@2.2.1)
+  npm_packages=(@open-rpc/schema-utils-js@2.2.1 @open-rpc/test-coverage@2.2.4)
   npm_dir="$build_dir/npm"
   if [[ ! -f $npm_dir/installed || $(cat "$npm_dir/installed") != "${npm_packages[*]}" ]]; then
     echo "setup: npm install ${npm_packages[*]}"

@@ -102,6 +102,14 @@ class responder {
   std::shared_ptr<state> state_;
 };
 
+/// A call of a method and what it answers, for its documentation
+/// (rpc.discover's examples, which OpenRPC tooling calls to check a server).
+struct method_example {
+  std::string name;  ///< what it shows ("two and three")
+  array params;      ///< positional
+  value result;
+};
+
 /// A registered method, as the dispatcher sees it.
 struct method {
   /// Runs the call for inline_call and pool methods; params already counted
@@ -138,6 +146,8 @@ struct method {
   /// typed method checks its own parameters as it runs).
   std::optional<std::pair<std::size_t, std::size_t>> param_count;
   static constexpr std::size_t any_count = static_cast<std::size_t>(-1);
+  /// Calls and their results, as rpc.discover documents them.
+  std::vector<method_example> examples;
 };
 
 /// Methods by name: what a reload replaces all at once (registry::reload()).
@@ -410,6 +420,12 @@ class registry {
   /// `set_param_names("sample.add", {"a", "b"})`. False if there is no such
   /// method. Throws std::invalid_argument if a name repeats or is empty.
   bool set_param_names(std::string_view name, std::vector<std::string> names);
+
+  /// Adds an example call of a method, which rpc.discover's document shows
+  /// (OpenRPC tooling calls it and expects `result`), e.g.
+  /// `add_example("sample.add", "two and three", {2, 3}, 5)`. False if
+  /// there is no such method.
+  bool add_example(std::string_view name, std::string example, array params, value result);
 
   /// Runs one call: asks the authorizer (with `ctx.peer`), looks the method
   /// up, checks it, runs it where it is registered to run, and calls `done`

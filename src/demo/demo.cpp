@@ -114,6 +114,14 @@ void add_methods(registry& methods) {
   methods.set_param_names("sample.add", {"a", "b"});
   methods.set_param_names("echo", {"value"});
   methods.set_param_names("sleep", {"seconds"});
+
+  // What rpc.discover shows, and OpenRPC tooling calls to check the server.
+  methods.add_example("load", "the tenth Fibonacci number", {10}, "55");
+  methods.add_example("sample.add", "two and three", {2, 3}, 5);
+  methods.add_example("sample.sum", "one to four", {1, 2, 3, 4}, 10);
+  methods.add_example("echo", "a struct", {structure{{"name", "ann"}, {"tags", array{"a", "b"}}}},
+                      structure{{"name", "ann"}, {"tags", array{"a", "b"}}});
+  methods.add_example("sleep", "a hundredth of a second", {0.01}, true);
 }
 
 void add_test_methods(registry& methods) {

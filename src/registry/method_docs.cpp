@@ -189,13 +189,27 @@ value described_method(const std::string& name, const method& m) {
   const bool declared = !m.signature.empty();
   const std::size_t count = declared ? m.signature.size() - 1 : 0;
   const std::size_t least = m.param_count ? m.param_count->first : count;
+  const auto param_name = [&m](std::size_t i) {
+    return i < m.param_names.size() ? m.param_names[i] : "param" + std::to_string(i + 1);
+  };
   for (std::size_t i = 0; i < count; ++i) {
     value schema =
         i < m.param_schemas.size() ? m.param_schemas[i] : schema_of_type_name(m.signature[i + 1]);
-    std::string param =
-        i < m.param_names.size() ? m.param_names[i] : "param" + std::to_string(i + 1);
-    params.emplace_back(structure{
-        {"name", std::move(param)}, {"required", i < least}, {"schema", std::move(schema)}});
+    params.emplace_back(
+        structure{{"name", param_name(i)}, {"required", i < least}, {"schema", std::move(schema)}});
+  }
+  if (!m.examples.empty()) {
+    array examples;
+    for (const auto& e : m.examples) {
+      array example_params;
+      for (std::size_t i = 0; i < e.params.size(); ++i)
+        example_params.emplace_back(structure{{"name", param_name(i)}, {"value", e.params[i]}});
+      examples.emplace_back(
+          structure{{"name", e.name},
+                    {"params", std::move(example_params)},
+                    {"result", structure{{"name", "result"}, {"value", e.result}}}});
+    }
+    out.try_emplace("examples", std::move(examples));
   }
   out.try_emplace("params", std::move(params));
   value result = !m.result_schema.is<nil_t>() ? m.result_schema

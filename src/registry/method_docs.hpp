@@ -23,7 +23,8 @@ std::string help_with_types(const method& m);
 /// itself (what rpc.discover answers): each method's name, its help as the
 /// description, its parameters (named as set_param_names() named them, else
 /// param1, param2, ...; those a call may leave out not required) with their
-/// JSON Schemas, and its result's. A method that declares no signature has
+/// JSON Schemas, its result's, and its examples (registry::add_example()).
+/// A method that declares no signature has
 /// its parameters undescribed: none listed, and a description saying so.
 value openrpc_document(const registry& methods);
 

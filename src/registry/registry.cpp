@@ -98,6 +98,13 @@ void registry::add_method(std::string name, method m) {
   methods_.insert_or_assign(std::move(name), std::move(m));
 }
 
+bool registry::add_example(std::string_view name, std::string example, array params, value result) {
+  auto it = methods_.find(name);
+  if (it == methods_.end()) return false;
+  it->second.examples.push_back({std::move(example), std::move(params), std::move(result)});
+  return true;
+}
+
 bool registry::set_timeout(std::string_view name, std::chrono::milliseconds t) {
   auto it = methods_.find(name);
   if (it == methods_.end()) return false;
@@ -488,6 +495,15 @@ void registry::add_system_methods() {
     })->step();
   };
   add_method("system.multicall", std::move(multicall));
+
+  add_example("system.methodHelp", "help of system.getCapabilities", {"system.getCapabilities"},
+              find("system.getCapabilities")->help);
+  add_example("system.methodSignature", "signature of system.listMethods", {"system.listMethods"},
+              array{array{"array"}});
+  add_example("system.multicall", "one call",
+              {array{structure{{"methodName", "system.methodSignature"},
+                               {"params", array{"system.listMethods"}}}}},
+              array{array{array{array{"array"}}}});
 }
 
 }  // namespace rapidrpc

@@ -14,6 +14,9 @@ JSON-RPC 2.0 over HTTP.
   document, of these methods and of rapidrpcd's demo service, that the
   OpenRPC project's validator (@open-rpc/schema-utils-js, installed by
   scripts/setup.sh --tests into the build directory) finds valid.
+- The demo service's OpenRPC examples are what its calls answer, and the
+  OpenRPC project's test coverage (@open-rpc/test-coverage, installed like
+  the validator) run against rapidrpcd calls every method and passes.
 """
 
 import base64
@@ -60,6 +63,24 @@ def openrpc_verdict(document):
                              env=dict(os.environ, NODE_PATH=os.path.abspath(modules)),
                              capture_output=True, text=True, timeout=60)
     return (out.stdout + out.stderr).strip()
+
+
+def openrpc_coverage(document, url):
+    """What the OpenRPC project's test coverage (@open-rpc/test-coverage)
+    says of the server at `url` and its `document`: its exit status and
+    its output (tests/integration/openrpc_coverage.js)."""
+    modules = os.path.join(os.path.dirname(daemon_path()), "..", "npm", "node_modules")
+    if not os.path.isdir(os.path.join(modules, "@open-rpc", "test-coverage")):
+        raise RuntimeError(f"{modules} has no @open-rpc/test-coverage "
+                           "(scripts/setup.sh --tests installs it)")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(document, f)
+        f.flush()
+        out = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   "openrpc_coverage.js"), f.name, url],
+                             env=dict(os.environ, NODE_PATH=os.path.abspath(modules)),
+                             capture_output=True, text=True, timeout=120)
+    return out.returncode, (out.stdout + out.stderr).strip()
 
 
 def described(document, name):
@@ -239,6 +260,41 @@ class DemoService(unittest.TestCase):
         total = described(document, "sample.sum")
         self.assertEqual(total["params"], [])
         self.assertIn("not declared", total["description"])
+
+    def test_its_examples_are_what_the_calls_answer(self):
+        with running_daemon(env_args=False) as d:
+            document = jsonrpc_call(d.url, "rpc.discover", [])["result"]
+            examples = [(m["name"], e) for m in document["methods"] for e in m.get("examples", [])]
+            self.assertGreaterEqual(len(examples), 8, examples)
+            for name, example in examples:
+                params = [p["value"] for p in example["params"]]
+                reply = jsonrpc_call(d.url, name, params)
+                self.assertEqual(reply.get("result"), example["result"]["value"],
+                                 f"{name} {example['name']}: {reply}")
+        self.assertEqual(described(document, "sample.add")["examples"][0]["params"],
+                         [{"name": "a", "value": 2}, {"name": "b", "value": 3}])
+
+    def test_openrpc_test_coverage_passes_against_the_demo_service(self):
+        with running_daemon(env_args=False) as d:
+            document = jsonrpc_call(d.url, "rpc.discover", [])["result"]
+            status, said = openrpc_coverage(document, d.url)
+        self.assertEqual(status, 0, said)
+        # Every method of the document was called.
+        called = said.rsplit("methods: ", 1)[-1].split()
+        self.assertEqual(called, sorted(m["name"] for m in document["methods"]), said)
+
+    def test_openrpc_test_coverage_fails_a_method_that_errs(self):
+        # A document that promises what the server does not keep: sample.add
+        # with parameters json-schema-faker fills past what it accepts.
+        with running_daemon(env_args=False) as d:
+            document = jsonrpc_call(d.url, "rpc.discover", [])["result"]
+            add = described(document, "sample.add")
+            del add["examples"]
+            for param in add["params"]:
+                param["schema"] = {"type": "string"}
+            status, said = openrpc_coverage(document, d.url)
+        self.assertEqual(status, 1, said)
+        self.assertIn("failed: sample.add", said)
 
 
 if __name__ == "__main__":
