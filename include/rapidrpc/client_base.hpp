@@ -14,7 +14,12 @@
 #include <rapidrpc/outcome.hpp>
 #include <rapidrpc/value.hpp>
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -104,6 +109,18 @@ class engine {
   engine& operator=(engine&&) = default;
 };
 
+/// A typed async call's outcome: the result converted to R, or the fault
+/// (a result that does not convert: fault_code::transport_error saying where).
+template <class R>
+std::variant<R, fault> typed_outcome(outcome&& o) {
+  if (auto* f = std::get_if<fault>(&o)) return std::move(*f);
+  try {
+    return from_value<R>(std::get<value>(std::move(o)));
+  } catch (const fault& f) {
+    return fault(fault_code::transport_error, f.what());
+  }
+}
+
 }  // namespace client_detail
 
 /// The typed call surface of a client, written once for every transport:
@@ -172,15 +189,41 @@ class client_base {
                   Args&&... args) {
     async_call(method, array{to_value(std::forward<Args>(args))...},
                [done = std::move(done)](outcome o) {
-                 if (auto* f = std::get_if<fault>(&o)) return done(std::move(*f));
-                 std::optional<R> r;
-                 try {
-                   r.emplace(from_value<R>(std::get<value>(std::move(o))));
-                 } catch (const fault& f) {
-                   return done(fault(fault_code::transport_error, f.what()));
-                 }
-                 done(std::move(*r));
+                 done(client_detail::typed_outcome<R>(std::move(o)));
                });
+  }
+
+  /// Typed async_call() with an Asio completion token, for coroutines:
+  /// `auto r = co_await c.async_call<std::int32_t>("sample.add",
+  /// boost::asio::use_awaitable, 2, 3)` (on the client's executor, say a
+  /// coroutine method's loop) gives the result converted to R, or throws
+  /// the fault as async_call() would pass it. The completion signature is
+  /// void(std::exception_ptr, R); the handler is posted to its associated
+  /// executor (it may destroy the client). Otherwise as async_call().
+  template <class R, class Token, class... Args>
+  requires(!std::is_convertible_v<
+           Token, std::function<void(std::variant<R, fault>)>>) auto async_call(std::string_view
+                                                                                    method,
+                                                                                Token&& token,
+                                                                                Args&&... args) {
+    return boost::asio::async_initiate<Token, void(std::exception_ptr, R)>(
+        [this](auto handler, std::string_view name, array params) {
+          // A std::function is copied: the (move-only) handler is shared.
+          auto h = std::make_shared<decltype(handler)>(std::move(handler));
+          async_call(name, params, [h](outcome o) {
+            auto typed = client_detail::typed_outcome<R>(std::move(o));
+            // Posted, never run here: the handler (a coroutine resumed) may
+            // destroy the client, whose completion this still is.
+            auto ex = boost::asio::get_associated_executor(*h);
+            boost::asio::post(ex, [h, typed = std::move(typed)]() mutable {
+              if (auto* f = std::get_if<fault>(&typed))
+                std::move (*h)(std::make_exception_ptr(std::move(*f)), R{});
+              else
+                std::move (*h)(nullptr, std::get<R>(std::move(typed)));
+            });
+          });
+        },
+        token, method, array{to_value(std::forward<Args>(args))...});
   }
 
   /// Records each synchronous call's bytes into `trace`, every call

@@ -33,6 +33,8 @@ void add_methods(registry& methods);
 ///   test.crash()             the process running it dies with SIGSEGV (pool)
 ///   test.spin(seconds)       burns CPU that long, returns true (pool)
 ///   test.throw()             throws a non-fault exception (inline)
+///   test.wait(seconds)       true after that long, as a coroutine (inline)
+///   test.waiting()           how many test.wait calls are under way
 ///   test.markup()            returns its own help text, which holds HTML
 ///                            markup (<script>, <b>, &, quotes; inline)
 void add_test_methods(registry& methods);

@@ -7,7 +7,8 @@
 // thread, but for its reloadable methods (add_reloadable()), which reload()
 // replaces all at once from any thread. invoke() is called on a loop thread;
 // its completion always runs on that loop thread (the executor passed in the
-// context).
+// context). A coroutine method (one returning boost::asio::awaitable<T>)
+// runs on that loop thread too.
 #pragma once
 
 #include <rapidrpc/convert.hpp>
@@ -16,16 +17,25 @@
 #include <rapidrpc/value.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -40,12 +50,13 @@ namespace rapidrpc {
 enum class execution : std::uint8_t {
   inline_call,  ///< on the connection's loop thread; for cheap methods
   pool,         ///< on the worker pool; for CPU-heavy methods
-  async,        ///< starts on the loop and replies later through a responder
+  async,        ///< starts on the loop and replies later (a responder, a coroutine)
 };
 
 namespace detail {
 struct pool_target;  // where a server runs pool methods (private)
 class passage;       // a caller that passes XML-RPC documents on (private)
+class caller_watch;  // tells a connection's coroutine calls that it closed (private)
 }  // namespace detail
 
 /// Who makes a call, as the server saw the connection it came on.
@@ -75,6 +86,14 @@ struct call_context {
   const call_peer* peer = nullptr;
   /// Where pool methods run, set by the server; null: posted to `loop`.
   const detail::pool_target* pool = nullptr;
+  /// What tells coroutine calls that their caller has gone (its connection
+  /// closed before the reply), set by the server; null: never told.
+  detail::caller_watch* caller = nullptr;
+  /// How long the call may run: set by registry::invoke() for an async
+  /// method (its own timeout, else the registry's default); zero: no limit.
+  /// A coroutine method past it is cancelled and the call fails with
+  /// fault_code::timeout.
+  std::chrono::milliseconds timeout{0};
 };
 
 /// The reply channel of an async method.
@@ -133,8 +152,9 @@ struct method {
   /// nil): derived from `signature`, where there is one.
   std::vector<value> param_schemas;
   value result_schema;
-  /// How long a pool call may run before it fails with fault_code::timeout;
-  /// zero means the registry's default (see registry::set_default_timeout).
+  /// How long a pool or coroutine call may run before it fails with
+  /// fault_code::timeout; zero means the registry's default (see
+  /// registry::set_default_timeout).
   std::chrono::milliseconds timeout{0};
   /// The parameters' names, in order, for protocols that pass parameters by
   /// name (JSON-RPC's params object). Empty: positional parameters only.
@@ -293,6 +313,72 @@ std::function<void(const array&, responder, const call_context&)> bind_async(F f
   };
 }
 
+template <class T>
+struct awaitable_result {
+  static constexpr bool is_awaitable = false;
+};
+template <class T, class Executor>
+struct awaitable_result<boost::asio::awaitable<T, Executor>> {
+  static constexpr bool is_awaitable = true;
+  static_assert(std::is_same_v<Executor, boost::asio::any_io_executor>,
+                "a coroutine method returns boost::asio::awaitable<T> (on any_io_executor)");
+  using type = T;
+};
+
+/// Runs a coroutine method's body on ctx.loop and completes `reply` with
+/// what it returns or throws; cancels it (terminal) past ctx.timeout, when
+/// the call fails with fault_code::timeout at once, and when ctx.caller
+/// says the caller has gone.
+void spawn_coroutine(const call_context& ctx, responder reply, boost::asio::awaitable<value> body);
+
+template <class T>
+boost::asio::awaitable<value> awaited_value(boost::asio::awaitable<T> body) {
+  if constexpr (std::is_void_v<T>) {
+    co_await std::move(body);
+    co_return value{};
+  } else {
+    // Awaited on its own: GCC 12 mis-builds temporaries around a co_await
+    // inside a call.
+    T result = co_await std::move(body);
+    co_return to_value(std::move(result));
+  }
+}
+
+// A coroutine method's parameters: a leading call_context (by value) is the
+// call's own, not one of the call's parameters.
+template <class Args>
+struct split_context {
+  static constexpr bool with_context = false;
+  using params = Args;
+};
+template <class... Rest>
+struct split_context<std::tuple<call_context, Rest...>> {
+  static constexpr bool with_context = true;
+  using params = std::tuple<Rest...>;
+};
+
+/// The context a coroutine method is given: the call's, but for its
+/// caller's watch, which a call made from the coroutine (it may outlive
+/// the connection, once cancelled) does not take.
+call_context coroutine_context(const call_context& ctx);
+
+template <class F, class T, bool WithContext, class... Args>
+std::function<void(const array&, responder, const call_context&)> bind_coroutine(F f) {
+  return [f = std::move(f)](const array& params, responder reply, const call_context& ctx) {
+    check_param_count<Args...>(params.size());
+    // The coroutine's frame takes the converted arguments (by value): it
+    // starts on the loop after this returns.
+    auto body = [&]<std::size_t... I>(std::index_sequence<I...>) {
+      if constexpr (WithContext)
+        return std::invoke(f, coroutine_context(ctx), take_param<Args>(params, I)...);
+      else
+        return std::invoke(f, take_param<Args>(params, I)...);
+    }
+    (std::index_sequence_for<Args...>{});
+    spawn_coroutine(ctx, std::move(reply), awaited_value<T>(std::move(body)));
+  };
+}
+
 // A typed method's parameter count, for the checks made before it runs
 // (method::param_count): set only where trailing std::optionals may be
 // left out, which the JSON-RPC named form needs to know.
@@ -342,11 +428,35 @@ class registry {
   /// (fault_code::invalid_params, naming the parameter, element or member
   /// that does not fit); the signature is derived for
   /// system.methodSignature. Replaces a method of the same name.
+  ///
+  /// A coroutine, `f` returning boost::asio::awaitable<T>, is an async
+  /// method that runs on the connection's loop thread (`where` must be
+  /// inline_call) and may co_await timers, I/O and rapidrpc's clients
+  /// there (`co_await boost::asio::this_coro::executor` is the loop). It
+  /// takes its parameters by value (a reference would outlive the call's
+  /// arguments). Its call is cancelled (terminal cancellation: the pending
+  /// co_await throws boost::system::system_error, operation_aborted) when
+  /// its caller goes (the connection closes before the reply) and past its
+  /// timeout (set_timeout(), set_default_timeout()), when the caller gets
+  /// fault_code::timeout at once. A rapidrpc::fault thrown is the call's
+  /// fault; another exception is fault_code::internal_error. Its first
+  /// parameter may be a rapidrpc::call_context (by value, not one of the
+  /// call's parameters): the call's, for async_call() of other methods.
   template <class F>
   void add(std::string name, F f, std::string help = {}, execution where = execution::inline_call) {
     using traits = detail::callable_traits<F>;
-    add_bound<F, typename traits::result>(std::move(name), std::move(f), std::move(help), where,
-                                          static_cast<typename traits::args*>(nullptr));
+    using result = std::remove_cvref_t<typename traits::result>;
+    if constexpr (detail::awaitable_result<result>::is_awaitable) {
+      if (where != execution::inline_call)
+        throw std::invalid_argument("a coroutine method runs on the loop: " + name);
+      using split = detail::split_context<typename traits::args>;
+      add_coroutine_bound<F, typename detail::awaitable_result<result>::type, split::with_context>(
+          std::move(name), std::move(f), std::move(help),
+          static_cast<typename split::params*>(nullptr));
+    } else {
+      add_bound<F, typename traits::result>(std::move(name), std::move(f), std::move(help), where,
+                                            static_cast<typename traits::args*>(nullptr));
+    }
   }
 
   /// Registers an async method: `f(responder reply, Args...)` returns at once
@@ -399,11 +509,12 @@ class registry {
   void set_multicall_limit(std::size_t entries) noexcept { multicall_limit_ = entries; }
   std::size_t multicall_limit() const noexcept { return multicall_limit_; }
 
-  /// How long a pool call may run when its method sets no timeout of its
-  /// own; zero (the default) means no limit. Past it the caller gets
-  /// fault_code::timeout. A method running on a worker thread cannot be
-  /// stopped: its thread stays busy until it returns and the late result is
-  /// dropped. In worker processes the runaway process is killed and replaced.
+  /// How long a pool or coroutine call may run when its method sets no
+  /// timeout of its own; zero (the default) means no limit. Past it the
+  /// caller gets fault_code::timeout. A method running on a worker thread
+  /// cannot be stopped: its thread stays busy until it returns and the late
+  /// result is dropped. In worker processes the runaway process is killed
+  /// and replaced; a coroutine is cancelled.
   void set_default_timeout(std::chrono::milliseconds t) noexcept { default_timeout_ = t; }
   std::chrono::milliseconds default_timeout() const noexcept { return default_timeout_; }
 
@@ -426,6 +537,59 @@ class registry {
   /// `add_example("sample.add", "two and three", {2, 3}, 5)`. False if
   /// there is no such method.
   bool add_example(std::string_view name, std::string example, array params, value result);
+
+  /// Runs the method `name` from a coroutine method (its call_context
+  /// parameter is `ctx`), wherever that method runs (a pool method on the
+  /// server's pool, or in a worker process), with `args` converted as a
+  /// client's are, e.g. `value v = co_await server.methods().async_call(ctx,
+  /// "load", boost::asio::use_awaitable, 10)`.
+  /// Completes, on ctx.loop, with void(std::exception_ptr, value): the
+  /// call's fault (fault_code::timeout past the method's timeout among
+  /// them) as a rapidrpc::fault. If the operation is cancelled (the
+  /// coroutine's call is), it completes at once with
+  /// boost::asio::error::operation_aborted; the call goes on where it runs
+  /// and its result is dropped.
+  template <class Token, class... Args>
+  auto async_call(const call_context& ctx, std::string_view name, Token&& token,
+                  Args&&... args) const {
+    return boost::asio::async_initiate<Token, void(std::exception_ptr, value)>(
+        [this](auto handler, call_context c, std::string method, array args) {
+          using handler_type = decltype(handler);
+          // The first of the result and a cancellation completes the
+          // handler, posted (never within invoke() or a cancellation).
+          struct pending {
+            std::optional<handler_type> handler;
+            boost::asio::cancellation_slot slot;
+            boost::asio::any_io_executor loop;
+            // `cancelled`: from within the slot's handler, which stays.
+            void complete(std::exception_ptr e, value v, bool cancelled = false) {
+              if (!handler) return;
+              if (!cancelled && slot.is_connected()) slot.clear();
+              boost::asio::post(loop, [h = std::move(*handler), e, v = std::move(v)]() mutable {
+                std::move(h)(e, std::move(v));
+              });
+              handler.reset();
+            }
+          };
+          auto p = std::make_shared<pending>();
+          p->handler.emplace(std::move(handler));
+          p->loop = c.loop;
+          p->slot = boost::asio::get_associated_cancellation_slot(*p->handler);
+          if (p->slot.is_connected())
+            p->slot.assign([p](boost::asio::cancellation_type) {
+              p->complete(std::make_exception_ptr(
+                              boost::system::system_error(boost::asio::error::operation_aborted)),
+                          value{}, true);
+            });
+          invoke(c, method, std::move(args), [p](outcome o) {
+            if (auto* f = std::get_if<fault>(&o))
+              p->complete(std::make_exception_ptr(std::move(*f)), value{});
+            else
+              p->complete(nullptr, std::get<value>(std::move(o)));
+          });
+        },
+        token, ctx, std::string(name), array{to_value(std::forward<Args>(args))...});
+  }
 
   /// Runs one call: asks the authorizer (with `ctx.peer`), looks the method
   /// up, checks it, runs it where it is registered to run, and calls `done`
@@ -465,6 +629,22 @@ class registry {
     m.signature = detail::describe<Args...>(detail::result_name<Result>());
     m.param_schemas = {detail::schema_of<detail::param_t<Args>>()...};
     m.result_schema = detail::result_schema<Result>();
+    m.param_count = detail::optional_param_count<Args...>();
+    add_method(std::move(name), std::move(m));
+  }
+
+  template <class F, class T, bool WithContext, class... Args>
+  void add_coroutine_bound(std::string name, F f, std::string help, std::tuple<Args...>*) {
+    static_assert((!std::is_reference_v<Args> && ...),
+                  "a coroutine method takes its parameters by value: a reference would outlive "
+                  "the call's arguments");
+    method m;
+    m.start = detail::bind_coroutine<F, T, WithContext, Args...>(std::move(f));
+    m.where = execution::async;
+    m.help = std::move(help);
+    m.signature = detail::describe<Args...>(detail::result_name<T>());
+    m.param_schemas = {detail::schema_of<detail::param_t<Args>>()...};
+    m.result_schema = detail::result_schema<T>();
     m.param_count = detail::optional_param_count<Args...>();
     add_method(std::move(name), std::move(m));
   }

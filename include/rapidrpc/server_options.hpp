@@ -136,8 +136,8 @@ struct worker_options {
   /// /proc/PID/smaps_rollup), read after a call, at most once a second;
   /// past it the worker is replaced. 0: no limit.
   std::uint64_t max_memory_bytes = 0;
-  /// How long a pool call (or a relayed request) may run when its method
-  /// sets no timeout; zero means no limit.
+  /// How long a pool call, a coroutine method's call (or a relayed
+  /// request) may run when its method sets no timeout; zero means no limit.
   std::chrono::milliseconds method_timeout{0};
 };
 

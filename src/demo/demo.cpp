@@ -1,9 +1,12 @@
 #include <rapidrpc/demo.hpp>
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <gmp.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -156,6 +159,29 @@ void add_test_methods(registry& methods) {
       "test.throw",
       []() -> bool { throw std::runtime_error("/etc/rapidrpc/secret: internal detail"); },
       "test.throw() throws a non-fault exception (test only).");
+
+  // A coroutine method, and how many of its calls are under way: a test
+  // sees a call cancelled (its deadline, its client gone) by the count.
+  static std::atomic<std::int32_t> waiting{0};
+  methods.add(
+      "test.wait",
+      [](double seconds) -> boost::asio::awaitable<bool> {
+        if (!(seconds >= 0 && seconds <= max_sleep_seconds))
+          throw fault(fault_code::invalid_params, "seconds must be between 0 and 3600");
+        ++waiting;
+        struct leave {
+          ~leave() { --waiting; }
+        } on_exit;
+        auto loop = co_await boost::asio::this_coro::executor;
+        boost::asio::steady_timer timer(loop, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                  std::chrono::duration<double>(seconds)));
+        co_await timer.async_wait(boost::asio::use_awaitable);
+        co_return true;
+      },
+      "test.wait(seconds) returns true after that many seconds, as a coroutine (test only).");
+  methods.add(
+      "test.waiting", [] { return waiting.load(); },
+      "test.waiting() says how many test.wait calls are under way (test only).");
 
   // Help text holding markup, as a Python docstring or a C++ help string
   // may: the API page must show it as text, never run it.

@@ -330,8 +330,10 @@ void registry::invoke(const call_context& ctx, std::string_view name, array para
     }
     case execution::async: {
       responder reply(ctx.loop, std::move(done));
+      call_context own = ctx;
+      own.timeout = m->timeout.count() != 0 ? m->timeout : default_timeout_;
       try {
-        m->start(params, reply, ctx);
+        m->start(params, reply, own);
       } catch (const fault& f) {
         reply.fail(f);  // ignored if the method replied before throwing
       } catch (...) {

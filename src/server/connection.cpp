@@ -94,13 +94,15 @@ connection::connection(loop& owner, loop_socket socket, const net::ip::tcp::endp
   loop_.stats().connection_opened();
 }
 
-connection::serving::serving(loop& owner, http::header_hook* hook, const call_peer* peer)
+connection::serving::serving(loop& owner, http::header_hook* hook, const call_peer* peer,
+                             caller_watch* caller)
     : reader(owner.shared().limits.max_header_bytes, owner.shared().limits.max_body_bytes,
              owner.shared().limits.max_request_line_bytes, owner.shared().limits.max_header_fields,
              owner.shared().access != nullptr ? hook : nullptr),
       exchange(*owner.shared().methods, owner.shared().limits),
       context(owner.context()) {
   context.peer = peer;
+  context.caller = caller;
   if (!owner.shared().relay.socket.empty()) reader.keep_head(true);
   exchange.share_parsers(owner.parsers());
   if (const auto* store = owner.shared().metrics) exchange.count_into(*store, owner.stats());
@@ -118,7 +120,9 @@ connection::serving& connection::serve() {
   slot_pool& slots = loop_.serving_slots();
   void* p = slots.take();
   try {
-    serving_ = {new (p) serving(loop_, static_cast<http::header_hook*>(this), &peer_), {&slots}};
+    serving_ = {new (p) serving(loop_, static_cast<http::header_hook*>(this), &peer_,
+                                static_cast<caller_watch*>(this)),
+                {&slots}};
   } catch (...) {
     slots.give(p);
     throw;
@@ -154,7 +158,8 @@ void connection::close() {
   if (relay_) relay_->close();     // the program's handler sees the end of its stream
   if (tls_) tls_->close_notify();  // best effort, never waits
   boost::system::error_code ec;
-  socket_.close(ec);  // pending waits complete with operation_aborted
+  socket_.close(ec);                       // pending waits complete with operation_aborted
+  if (serving_) serving_->watched.gone();  // no one will read their replies
 }
 
 void connection::set_phase(phase p, clock::time_point now) {
@@ -522,6 +527,50 @@ void connection::on_reply(const rpc::reply& r) {
   if (closed_) return;
   write_response(r);
   drive();  // (nothing to do when called from within drive())
+}
+
+// A coroutine call has started (spawn_coroutine): it is cancelled if the
+// client goes before the reply, which a wait for its next bytes tells.
+void connection::watch(std::weak_ptr<net::cancellation_signal> call) {
+  serve().watched.add(std::move(call));
+  if (!wait_read_ && !closed_) watch_caller();
+}
+
+// While a coroutine call runs: the end of the client's stream (or a reset)
+// before the reply means that it gave up, and its calls are cancelled and
+// the connection closed, as nginx takes a client's close during a request.
+// Bytes are its next request: it is there. (Over TLS a client's
+// close_notify is bytes too: such a close is seen only once the call ends.)
+// When the call is done the wait is the connection's next read wait, as
+// wait_readable()'s.
+void connection::watch_caller() {
+  wait_read_ = true;
+  socket_.async_wait(
+      net::socket_base::wait_read,
+      [self = shared_from_this()](const boost::system::error_code& ec) { self->on_watch(ec); });
+}
+
+void connection::on_watch(const boost::system::error_code& ec) {
+  wait_read_ = false;
+  if (closed_) return;
+  if (parking_) {  // the call is long done: park() cancelled this wait
+    parking_ = false;
+    if (ec == net::error::operation_aborted) {
+      release_idle_memory();
+      parked_ = true;
+      return wait_parked();
+    }
+  }
+  if (ec) return close();
+  if (busy_) {
+    char byte = 0;
+    const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+      return close();
+    if (n < 0 && serving_ && serving_->watched.any()) return watch_caller();  // not yet
+  }
+  can_read_ = true;
+  drive();
 }
 
 void connection::write_response(const rpc::reply& r) {

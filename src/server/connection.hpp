@@ -10,6 +10,7 @@
 #include "access/access_log.hpp"
 #include "http/request_reader.hpp"
 #include "http/response.hpp"
+#include "registry/caller_watch.hpp"
 #include "rpc/exchange.hpp"
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
@@ -33,7 +34,8 @@ class session;
 class connection final : public std::enable_shared_from_this<connection>,
                          private http::header_hook,
                          public rpc::reply_sink,
-                         public relay_sink {
+                         public relay_sink,
+                         private caller_watch {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -73,6 +75,9 @@ class connection final : public std::enable_shared_from_this<connection>,
   void process_requests();
   void handle_request(bool keep_alive);
   void on_reply(const rpc::reply& r) override;
+  void watch(std::weak_ptr<boost::asio::cancellation_signal> call) override;
+  void watch_caller();
+  void on_watch(const boost::system::error_code& ec);
   void relay_request();
   void on_relayed(http::response* r, relay_failure why) override;
   void write_response(const rpc::reply& r);
@@ -107,10 +112,11 @@ class connection final : public std::enable_shared_from_this<connection>,
   // serving_slots(), and given back when it parks (an idle connection is
   // kept small).
   struct serving {
-    serving(loop& owner, http::header_hook* hook, const call_peer* peer);
+    serving(loop& owner, http::header_hook* hook, const call_peer* peer, caller_watch* caller);
     http::request_reader reader;
     rpc::exchange exchange;  // the request's call, from its body to the reply's
     call_context context;    // the calls' view of the connection
+    watched_calls watched;   // its coroutine calls, cancelled if the client goes
     std::string scratch;     // gzip in or out
     access_entry log_entry;  // the access log's view of the request (only with a log)
   };

@@ -14,6 +14,9 @@ JSON-RPC 2.0 over HTTP.
   document, of these methods and of rapidrpcd's demo service, that the
   OpenRPC project's validator (@open-rpc/schema-utils-js, installed by
   scripts/setup.sh --tests into the build directory) finds valid.
+- A coroutine method of rapidrpcd's (test.wait) is cancelled past its
+  deadline (the caller gets -32001 at once) and when its client closes the
+  connection, as test.waiting's count of calls under way shows.
 - The demo service's OpenRPC examples are what its calls answer, and the
   OpenRPC project's test coverage (@open-rpc/test-coverage, installed like
   the validator) run against rapidrpcd calls every method and passes.
@@ -29,9 +32,11 @@ import unittest
 import urllib.request
 import xmlrpc.client
 
-from harness import HOST, daemon_path, main, running_daemon
+from harness import (HOST, RawClient, call_body, daemon_path, http_request, main, running_daemon,
+                     wait_until)
 
 INVALID_PARAMS = -32602
+TIMEOUT = -32001
 
 
 def example_path():
@@ -245,6 +250,44 @@ class Typed(unittest.TestCase):
         # A tampered document is not valid: the validator can say no.
         described(document, "rgb.grey")["params"][0]["schema"]["type"] = "tuple"
         self.assertIn("invalid", openrpc_verdict(document))
+
+
+class Coroutines(unittest.TestCase):
+    """rapidrpcd's test.wait, a coroutine method, and test.waiting, how
+    many of its calls are under way."""
+
+    def test_past_its_deadline_a_coroutine_is_cancelled_and_the_caller_told(self):
+        with running_daemon("--enable-test-methods", "--method-timeout", "0.3",
+                            env_args=False) as d:
+            with xmlrpc.client.ServerProxy(d.url) as proxy:
+                self.assertIs(proxy.test.wait(0.01), True)
+                with self.assertRaises(xmlrpc.client.Fault) as raised:
+                    proxy.test.wait(600)
+                self.assertEqual(raised.exception.faultCode, TIMEOUT)
+                self.assertEqual(raised.exception.faultString, "the call took too long")
+                # Cancelled, not left waiting ten minutes.
+                wait_until(lambda: proxy.test.waiting() == 0, 10, "test.wait ended")
+
+    def test_a_coroutine_whose_client_goes_is_cancelled(self):
+        with running_daemon("--enable-test-methods", env_args=False) as d:
+            with xmlrpc.client.ServerProxy(d.url) as proxy:
+                client = RawClient(d)
+                client.send(http_request(call_body("test.wait", 600.0)))
+                wait_until(lambda: proxy.test.waiting() == 1, 10, "test.wait under way")
+                client.close()
+                wait_until(lambda: proxy.test.waiting() == 0, 10, "test.wait cancelled")
+
+    def test_a_request_sent_behind_a_coroutine_call_does_not_cancel_it(self):
+        with running_daemon("--enable-test-methods", env_args=False) as d:
+            with xmlrpc.client.ServerProxy(d.url) as proxy, RawClient(d) as client:
+                client.send(http_request(call_body("test.wait", 1.0)))
+                wait_until(lambda: proxy.test.waiting() == 1, 10, "test.wait under way")
+                # Bytes while the call runs: the client is there.
+                client.send(http_request(call_body("test.waiting")))
+                first = client.read_response()
+                second = client.read_response()
+        self.assertIn(b"<boolean>1</boolean>", first.decoded_body())
+        self.assertIn(b"<int>0</int>", second.decoded_body())
 
 
 class DemoService(unittest.TestCase):

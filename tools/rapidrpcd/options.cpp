@@ -144,7 +144,8 @@ void add_serving_options(CLI::App& app, settings& out, spelled& in) {
       ->capture_default_str();
   app.add_option(
          "--method-timeout", in.method_timeout,
-         "Seconds a CPU-heavy call may run before it fails with a timeout fault (0: no limit)")
+         "Seconds a CPU-heavy call (or a coroutine method's) may run before it fails with a "
+         "timeout fault (0: no limit)")
       ->capture_default_str();
 }
 
