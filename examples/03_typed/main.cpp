@@ -1,12 +1,20 @@
 // Methods that take and return C++ types: described structs, containers,
 // optionals, tuples, time points, enums and bytes, converted from and to
-// XML-RPC and JSON-RPC values with no code of their own.
+// XML-RPC and JSON-RPC values with no code of their own; a coroutine method
+// that waits and calls out without holding a thread; and the server on the
+// program's own io_context, which main() runs.
 //
 //   build/bin/example_typed 8080
 //   python3 -c "import xmlrpc.client as c; print(c.ServerProxy('http://localhost:8080')
 //     .route.length({'name': 'r', 'stops': [{'x': 0, 'y': 0}, {'x': 3, 'y': 4}]}))"
+#include <rapidrpc/client.hpp>
 #include <rapidrpc/server.hpp>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/describe/class.hpp>
 #include <boost/describe/enum.hpp>
 
@@ -14,6 +22,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +63,8 @@ double length(const route& r) {
 
 }  // namespace geo
 
-void add_methods(rapidrpc::server& server) {
+// `self` is this server's own URL, known once it listens.
+void add_methods(rapidrpc::server& server, const std::string& self) {
   using clock = std::chrono::system_clock;
   server.add("route.length", geo::length, "The length of a route, in metres.");
   server.add(
@@ -112,17 +122,50 @@ void add_methods(rapidrpc::server& server) {
   server.add(
       "rgb.grey", [](std::array<std::int32_t, 3> rgb) { return (rgb[0] + rgb[1] + rgb[2]) / 3; },
       "The grey level of an [r, g, b] colour.");
+  // A coroutine: it runs on the server's loop, and while it waits (a timer,
+  // a call to a server: here this one) the loop serves other calls.
+  server.add(
+      "routes.total",
+      [&self](std::vector<geo::route> routes,
+              std::optional<double> pause) -> boost::asio::awaitable<double> {
+        auto loop = co_await boost::asio::this_coro::executor;
+        if (pause) {
+          boost::asio::steady_timer timer(
+              loop, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::duration<double>(std::clamp(*pause, 0.0, 60.0))));
+          co_await timer.async_wait(boost::asio::use_awaitable);
+        }
+        rapidrpc::client lengths(loop, self);
+        double total = 0;
+        for (const auto& r : routes)
+          total +=
+              co_await lengths.async_call<double>("route.length", boost::asio::use_awaitable, r);
+        co_return total;
+      },
+      "The total length of the routes, asked of route.length one by one, after a pause of "
+      "that many seconds if given.");
   server.methods().set_param_names("stats.summary", {"numbers", "round_to"});
+  server.methods().set_param_names("routes.total", {"routes", "pause"});
 }
 
 int main(int argc, char** argv) {
+  // The program's own io_context, run by this thread: the server's
+  // connections are served on it, beside whatever else the program does.
+  boost::asio::io_context io(1);
   rapidrpc::server server(
-      {.listen = {.host = "localhost",
-                  .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)}});
-  add_methods(server);
+      io, {.listen = {.host = "localhost",
+                      .port = static_cast<std::uint16_t>(argc > 1 ? std::atoi(argv[1]) : 8080)}});
+  std::string self;
+  add_methods(server, self);
   server.start();
+  self = "http://localhost:" + std::to_string(server.port());
   std::printf("listening on port %u\n",
               static_cast<unsigned>(server.port()));  // port 0: the one chosen
   std::fflush(stdout);
-  server.wait();
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&server](const boost::system::error_code& ec, int) {
+    if (!ec) server.stop();
+  });
+  io.run();       // until the server has stopped: it leaves no work behind
+  server.wait();  // its own threads (the pool's)
 }

@@ -20,12 +20,34 @@
 #include <string_view>
 #include <vector>
 
+namespace boost::asio {
+class io_context;
+}
+
 namespace rapidrpc {
 
 /// An XML-RPC and JSON-RPC server.
 class server {
  public:
   explicit server(server_options options = {});
+  /// A server whose connections are served on `io`, an io_context of the
+  /// caller's that the caller runs (the way a Beast program runs its own),
+  /// rather than on loop threads of the server's: its listeners, its
+  /// connections and their calls (inline and coroutine methods, the
+  /// completions of pool calls) run there, beside the program's own work.
+  /// What else the server has keeps its own threads: the pool
+  /// (workers.threads, or worker processes), the admin listener, ZeroMQ.
+  ///
+  /// `io` must outlive the server, and be run by one thread at a time (the
+  /// server's handlers take no lock): start() refuses (std::invalid_argument)
+  /// an io_context made with a concurrency hint of more than one thread,
+  /// and serving.mode other than async_pool or serving.threads above 1.
+  /// After stop(), keep running `io` until the server has finished: once
+  /// it has, it leaves no work there (`io.run()` returns if nothing else
+  /// holds it) and wait() returns. wait() throws std::logic_error when
+  /// called on the thread running `io`, or if `io` is stopped before the
+  /// server has finished (the destructor, which waits, then terminates).
+  server(boost::asio::io_context& io, server_options options = {});
   ~server();  ///< stops (with no drain) and joins if still running
   server(const server&) = delete;
   server& operator=(const server&) = delete;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cerrno>
 #include <cstdio>
+#include <stdexcept>
 #include <system_error>
 
 namespace rapidrpc {
@@ -22,11 +23,14 @@ using tcp = net::ip::tcp;
 
 namespace detail {
 
-loop::loop(serving_state& shared, std::size_t shard)
+loop::loop(serving_state& shared, std::size_t shard, net::io_context* external)
     : shared_(shared),
       serving_slots_(connection::serving_bytes()),
       parsers_(shared.limits),
-      work_(net::make_work_guard(io_)) {
+      own_io_(external != nullptr ? std::nullopt : std::make_optional<net::io_context>(1)),
+      io_(external != nullptr ? *external : *own_io_),
+      work_(net::make_work_guard(io_)),
+      external_(external != nullptr) {
   if (shared.metrics != nullptr) stats_ = shared.metrics->at(shard);
   context_.loop = io_.get_executor();
   context_.pool = &shared.pool;
@@ -64,13 +68,35 @@ std::vector<int> loop::listening_descriptors() const {
 }
 
 void loop::start() {
+  if (external_) {
+    // On the caller's thread, which may be running the io_context already.
+    net::post(io_, [this] {
+      for (auto& l : listeners_) accept(*l);
+      sweep();
+    });
+    return;
+  }
   for (auto& l : listeners_) accept(*l);
   sweep();
   thread_ = std::thread([this] { io_.run(); });
 }
 
 void loop::join() {
-  if (thread_.joinable()) thread_.join();
+  if (!external_) {
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  std::unique_lock hold(finish_lock_);
+  while (!finished_) {
+    if (io_.get_executor().running_in_this_thread())
+      throw std::logic_error(
+          "rapidrpc::server::wait() on the thread that runs its io_context would never return");
+    if (io_.stopped())
+      throw std::logic_error(
+          "rapidrpc::server: its io_context was stopped before the server finished; run it "
+          "until the server has stopped");
+    finish_cv_.wait_for(hold, std::chrono::milliseconds(100));
+  }
 }
 
 void loop::serve_here(int fd) {
@@ -220,7 +246,10 @@ void loop::arm_drain_deadline() {
       shared_.lines.say(log_level::warning, "drain deadline reached; closing %zu connection(s)",
                         left.size());
     for (connection* c : left) c->close();
-    io_.stop();
+    // Their pending handlers (a call still running holds its connection)
+    // are dropped with the loop's own io_context; a caller's runs them, and
+    // the loop finishes once the last connection is gone.
+    if (!external_) io_.stop();
   });
 }
 
@@ -259,6 +288,16 @@ void loop::finish_if_drained() {
   trimmer_.finish();         // not later: the loop is done (a fork or prefork child's connection)
   if (log_) log_->finish();  // the last lines now, not at the next tick
   work_.reset();             // run() returns once the queued handlers are done
+  if (external_) {
+    // The cancelled waits' handlers are queued ahead of this one: once it
+    // runs, no handler of the loop's is left in the caller's io_context.
+    net::post(io_, [this] {
+      if (work_) return;  // a late connection revived it (serve_late())
+      std::lock_guard hold(finish_lock_);
+      finished_ = true;
+      finish_cv_.notify_all();
+    });
+  }
 }
 
 }  // namespace detail

@@ -26,7 +26,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -84,10 +86,16 @@ struct serving_state {
 
 /// One event loop. Everything in it is touched only by its own thread, except
 /// where a member says otherwise.
+///
+/// A loop runs an io_context of its own on a thread of its own, or serves
+/// on a caller's io_context that the caller runs (server(io_context&)):
+/// then it has no thread, and join() waits until it has finished, leaving
+/// no handler of its own in that io_context.
 class loop final : public service {
  public:
-  /// A loop counting into `shared.metrics`'s shard `shard` (if counting).
-  loop(serving_state& shared, std::size_t shard);
+  /// A loop counting into `shared.metrics`'s shard `shard` (if counting),
+  /// on an io_context of its own, or on `external` when set.
+  loop(serving_state& shared, std::size_t shard, boost::asio::io_context* external = nullptr);
 
   /// Serves a duplicate of the listening socket `fd` on this loop (before
   /// start()); returns its address.
@@ -102,7 +110,8 @@ class loop final : public service {
   std::vector<std::string> endpoints() const override;
   /// Its listening sockets' descriptors (from bind until stop()).
   std::vector<int> listening_descriptors() const override;
-  /// Runs the loop on a new thread.
+  /// Runs the loop on a new thread (on a caller's io_context: arms its
+  /// listeners there).
   void start() override;
   /// Serves an accepted socket on this loop until it closes, on the calling
   /// thread (the process-per-connection modes).
@@ -111,7 +120,9 @@ class loop final : public service {
   /// connections once quiet (connection::drain), finish the rest,
   /// force-close after `drain`.
   void stop(std::chrono::milliseconds drain) override;
-  /// Joins the thread.
+  /// Joins the thread; on a caller's io_context, waits until the loop has
+  /// finished there (throws std::logic_error if it never can: called on
+  /// that io_context's thread, or the io_context stopped first).
   void join() override;
 
   // Used by connections, on the loop thread.
@@ -172,7 +183,8 @@ class loop final : public service {
   block_pool blocks_;
   slot_pool serving_slots_;
   rpc::parser_pool parsers_;
-  boost::asio::io_context io_{1};
+  std::optional<boost::asio::io_context> own_io_;  // unless on a caller's io_context
+  boost::asio::io_context& io_;
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context context_;
@@ -192,6 +204,12 @@ class loop final : public service {
   std::string spare_output_;
   std::string spare_body_;
   std::thread thread_;
+  // On a caller's io_context: whether the loop has finished there (its
+  // last handler has run), for join().
+  bool external_ = false;
+  std::mutex finish_lock_;
+  std::condition_variable finish_cv_;
+  bool finished_ = false;
 };
 
 }  // namespace rapidrpc::detail

@@ -13,11 +13,15 @@
 #include "service/service.hpp"
 #include "worker/remote_pool.hpp"
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace rapidrpc {
 
@@ -45,6 +49,8 @@ struct server::impl {
   // What runs on a thread or process of its own, in start order
   // (docs/design.md, "Start and stop"); joined in the reverse order.
   detail::service_list services;
+  // The caller's io_context the connections are served on, if any.
+  net::io_context* external = nullptr;
   std::mutex mutex;
   bool started = false;
   bool stopping = false;
@@ -113,24 +119,36 @@ struct server::impl {
 
   // The steps of start(), in order (defined below).
   void configure();
+  std::optional<std::string> external_refusal() const;
   void make_runners();
   void bind_listeners();
 
   // The order of docs/design.md, "Start and stop": the admin listener first
   // (it answers, "starting" and then "draining", while the rest starts and
   // drains), then what runs pool calls, then what takes requests.
+  //
+  // On a caller's io_context the loop comes last: nothing started after it
+  // can fail, since a loop started there (its accepts queued) could only be
+  // joined, after a failed start, by the caller running the io_context.
   void list_services() {
     if (admin) services.add(*admin);
     runners.add_services(services);
     if (supervisor) services.add(*supervisor);
-    for (auto& l : loops) services.add(*l);
+    if (external == nullptr)
+      for (auto& l : loops) services.add(*l);
     if (zmq) services.add(*zmq);
     if (link) services.add(*link);
+    if (external != nullptr)
+      for (auto& l : loops) services.add(*l);
   }
 };
 
 server::server(server_options options) : impl_(std::make_unique<impl>()) {
   impl_->options = std::move(options);
+}
+
+server::server(net::io_context& io, server_options options) : server(std::move(options)) {
+  impl_->external = &io;
 }
 
 server::~server() {
@@ -183,8 +201,9 @@ void server::impl::configure() {
 // run (runners.hpp).
 void server::impl::make_runners() {
   const auto mode = options.serving.mode;
-  const unsigned threads =
-      mode == serving_mode::async_pool ? count_or_cores(options.serving.threads) : 1;
+  const unsigned threads = mode == serving_mode::async_pool && external == nullptr
+                               ? count_or_cores(options.serving.threads)
+                               : 1;
   if (mode == serving_mode::sequential) {
     shared.max_open_per_loop = 1;
     shared.close_after_response = true;
@@ -209,7 +228,24 @@ void server::impl::make_runners() {
     return;
   }
   for (unsigned i = 0; i < threads; ++i)
-    loops.push_back(std::make_unique<detail::loop>(shared, 1 + i));
+    loops.push_back(std::make_unique<detail::loop>(shared, 1 + i, external));
+}
+
+// A server on a caller's io_context serves there alone, from one thread.
+std::optional<std::string> server::impl::external_refusal() const {
+  if (external == nullptr) return std::nullopt;
+  if (options.serving.mode != serving_mode::async_pool)
+    return "a server on a caller's io_context serves in async_pool mode only";
+  if (options.serving.threads > 1)
+    return "a server on a caller's io_context serves on it alone: serving.threads must be 0 or 1";
+  // (The scheduler's hint, as the io_context was made with it: Asio has no
+  // public reader of it.)
+  const int hint = net::use_service<net::detail::scheduler>(*external).concurrency_hint();
+  if (hint > 1)
+    return "a server on a caller's io_context needs it run by one thread at a time; this one was "
+           "made for " +
+           std::to_string(hint) + " threads";
+  return std::nullopt;
 }
 
 // The RPC listening sockets: the ones handed over, or one per address of
@@ -237,6 +273,7 @@ void server::start() {
   auto& s = *impl_;
   if (s.started) throw std::logic_error("rapidrpc::server already started");
   if (auto why = options_refusal(s.options)) throw std::invalid_argument(*why);
+  if (auto why = s.external_refusal()) throw std::invalid_argument(*why);
   for (int fd : s.options.listen.fds) detail::check_listening_tcp(fd);
   for (int fd : s.options.admin.listen_fds) detail::check_listening_tcp(fd);
   s.configure();
@@ -321,6 +358,9 @@ void server::stop(std::chrono::milliseconds drain) {
 void server::wait() {
   std::unique_lock lock(impl_->mutex);
   if (!impl_->started || impl_->joined) return;
+  if (impl_->external != nullptr && impl_->external->get_executor().running_in_this_thread())
+    throw std::logic_error(
+        "rapidrpc::server::wait() on the thread that runs its io_context would never return");
   lock.unlock();
   impl_->services.join();
   lock.lock();

@@ -14,6 +14,9 @@ JSON-RPC 2.0 over HTTP.
   document, of these methods and of rapidrpcd's demo service, that the
   OpenRPC project's validator (@open-rpc/schema-utils-js, installed by
   scripts/setup.sh --tests into the build directory) finds valid.
+- A coroutine method (the example's routes.total) waits and calls out with
+  rapidrpc's client while the loop serves other calls; the example runs
+  the server on its own io_context and ends cleanly on SIGTERM.
 - A coroutine method of rapidrpcd's (test.wait) is cancelled past its
   deadline (the caller gets -32001 at once) and when its client closes the
   connection, as test.waiting's count of calls under way shows.
@@ -26,6 +29,7 @@ import base64
 import datetime
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -250,6 +254,53 @@ class Typed(unittest.TestCase):
         # A tampered document is not valid: the validator can say no.
         described(document, "rgb.grey")["params"][0]["schema"]["type"] = "tuple"
         self.assertIn("invalid", openrpc_verdict(document))
+
+
+    def test_a_coroutine_method_calls_out_and_answers(self):
+        other = {"name": "line", "stops": [{"x": 0, "y": 0}, {"x": 0, "y": 2}], "tags": {}}
+        # walk: 5 + 6 feet in metres; line: 2.
+        self.assertAlmostEqual(self.both("routes.total", [self.ROUTE, other], 0.01),
+                               11 * 0.3048 + 2)
+        self.assertEqual(self.both("routes.total", []), 0)
+        reply = self.jsonrpc("routes.total", {"routes": [other]})
+        self.assertEqual(reply.get("result"), 2, reply)
+        self.assertEqual(self.xml.system.methodSignature("routes.total"),
+                         [["double", "array", "double"]])
+        self.assertIn("parameter 1, element 0: member \"stops\" is missing",
+                      self.fault("routes.total", [{"name": "x"}]))
+
+    def test_a_coroutine_waiting_leaves_the_loop_to_other_calls(self):
+        # One loop thread: a method that held it for its pause would keep
+        # the second call (on a connection opened after the first call was
+        # sent) waiting behind it.
+        with RawClient(int(self.url.split(":")[-1].split("/")[0]), 30) as slow:
+            slow.send(http_request(call_body("routes.total", [self.ROUTE], 3.0)))
+            self.assertEqual(self.xml.rgb.grey([3, 6, 9]), 6)
+            slow.sock.setblocking(False)
+            with self.assertRaises(BlockingIOError, msg="answered before the quick call"):
+                slow.sock.recv(1)
+            slow.sock.settimeout(30)
+            reply = slow.read_response()
+        self.assertAlmostEqual(xmlrpc.client.loads(reply.decoded_body())[0][0], 11 * 0.3048)
+
+
+class OwnIoContext(unittest.TestCase):
+    def test_the_example_serves_on_its_io_context_and_ends_on_sigterm(self):
+        proc = subprocess.Popen([example_path(), "0"], stdout=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline()
+            self.assertTrue(line.startswith("listening on port "), line)
+            url = f"http://{HOST}:{int(line.split()[-1])}/RPC2"
+            with xmlrpc.client.ServerProxy(url) as proxy:
+                self.assertEqual(proxy.rgb.grey([1, 2, 3]), 2)
+            proc.send_signal(signal.SIGTERM)
+            # io.run() returns once the server has stopped, then wait().
+            self.assertEqual(proc.wait(20), 0)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
 
 
 class Coroutines(unittest.TestCase):
