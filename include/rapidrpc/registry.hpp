@@ -553,7 +553,7 @@ class registry {
   auto async_call(const call_context& ctx, std::string_view name, Token&& token,
                   Args&&... args) const {
     return boost::asio::async_initiate<Token, void(std::exception_ptr, value)>(
-        [this](auto handler, call_context c, std::string method, array args) {
+        [this](auto handler, call_context c, std::string target, array target_params) {
           using handler_type = decltype(handler);
           // The first of the result and a cancellation completes the
           // handler, posted (never within invoke() or a cancellation).
@@ -581,7 +581,7 @@ class registry {
                               boost::system::system_error(boost::asio::error::operation_aborted)),
                           value{}, true);
             });
-          invoke(c, method, std::move(args), [p](outcome o) {
+          invoke(c, target, std::move(target_params), [p](outcome o) {
             if (auto* f = std::get_if<fault>(&o))
               p->complete(std::make_exception_ptr(std::move(*f)), value{});
             else

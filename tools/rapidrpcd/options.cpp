@@ -185,7 +185,7 @@ void add_python_options(CLI::App& app, settings& out, spelled& in) {
                    "program's own); rapidrpcd ends when it ends, if it is rapidrpcd's parent")
       ->type_name("PID");
   app.add_flag("--enable-test-methods", out.test_methods,
-               "Add test.crash, test.spin, test.throw and test.markup (for tests only)");
+               "Add test.crash, test.spin, test.wait, test.throw and test.markup (for tests only)");
   app.add_flag("--worker", in.worker, "Serve the worker protocol on fd 3 (started by --isolate)")
       ->group("");
 }

@@ -112,13 +112,14 @@ class CoroutineTest : public ::testing::Test {
 };
 
 TEST_F(CoroutineTest, ReturnsWhatItCoReturnsAfterAwaiting) {
-  reg.add("scaled", [](std::vector<reading> in, double by) -> boost::asio::awaitable<std::vector<reading>> {
-    auto loop = co_await boost::asio::this_coro::executor;
-    boost::asio::steady_timer t(loop, milliseconds(1));
-    co_await t.async_wait(boost::asio::use_awaitable);
-    for (auto& r : in) r.celsius *= by;
-    co_return in;
-  });
+  reg.add("scaled",
+          [](std::vector<reading> in, double by) -> boost::asio::awaitable<std::vector<reading>> {
+            auto loop = co_await boost::asio::this_coro::executor;
+            boost::asio::steady_timer t(loop, milliseconds(1));
+            co_await t.async_wait(boost::asio::use_awaitable);
+            for (auto& r : in) r.celsius *= by;
+            co_return in;
+          });
   auto o = call("scaled", {array{structure{{"sensor", "a"}, {"celsius", 1.5}}}, 2.0});
   ASSERT_TRUE(std::holds_alternative<value>(o));
   EXPECT_EQ(std::get<value>(o), value(array{structure{{"sensor", "a"}, {"celsius", 3.0}}}));
@@ -226,11 +227,12 @@ TEST_F(CoroutineTest, ACallThatEndedIsNotWatchedAnyMore) {
 TEST_F(CoroutineTest, ItAwaitsAPoolMethodThroughTheRegistry) {
   reg.add(
       "heavy", [](std::int32_t x) { return x * 2; }, "", execution::pool);
-  reg.add("heavier", [this](call_context c, std::int32_t x) -> boost::asio::awaitable<std::int32_t> {
-    const value once = co_await reg.async_call(c, "heavy", boost::asio::use_awaitable, x);
-    const value twice = co_await reg.async_call(c, "heavy", boost::asio::use_awaitable, once);
-    co_return twice.as<std::int32_t>();
-  });
+  reg.add(
+      "heavier", [this](call_context c, std::int32_t x) -> boost::asio::awaitable<std::int32_t> {
+        const value once = co_await reg.async_call(c, "heavy", boost::asio::use_awaitable, x);
+        const value twice = co_await reg.async_call(c, "heavy", boost::asio::use_awaitable, once);
+        co_return twice.as<std::int32_t>();
+      });
   // The context is not one of the call's parameters.
   EXPECT_EQ(reg.find("heavier")->signature, (std::vector<std::string>{"int", "int"}));
   auto o = call("heavier", {5});
@@ -239,14 +241,15 @@ TEST_F(CoroutineTest, ItAwaitsAPoolMethodThroughTheRegistry) {
 }
 
 TEST_F(CoroutineTest, TheAwaitedCallsFaultIsThrownInTheCoroutine) {
-  reg.add("relay", [this](call_context c, std::string name) -> boost::asio::awaitable<std::int32_t> {
-    try {
-      co_await reg.async_call(c, name, boost::asio::use_awaitable);
-    } catch (const fault& f) {
-      co_return f.code();
-    }
-    co_return 0;
-  });
+  reg.add("relay",
+          [this](call_context c, std::string name) -> boost::asio::awaitable<std::int32_t> {
+            try {
+              co_await reg.async_call(c, name, boost::asio::use_awaitable);
+            } catch (const fault& f) {
+              co_return f.code();
+            }
+            co_return 0;
+          });
   auto o = call("relay", {"no.such.method"});
   ASSERT_TRUE(std::holds_alternative<value>(o));
   EXPECT_EQ(std::get<value>(o), value(fault_code::method_not_found));
