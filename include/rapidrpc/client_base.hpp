@@ -121,6 +121,12 @@ std::variant<R, fault> typed_outcome(outcome&& o) {
   }
 }
 
+/// A completion token (boost::asio::use_awaitable, ...) rather than the
+/// callback of the typed async_call().
+template <class Token, class R>
+concept completion_token =
+    !std::is_convertible_v<Token, std::function<void(std::variant<R, fault>)>>;
+
 }  // namespace client_detail
 
 /// The typed call surface of a client, written once for every transport:
@@ -198,32 +204,31 @@ class client_base {
   /// boost::asio::use_awaitable, 2, 3)` (on the client's executor, say a
   /// coroutine method's loop) gives the result converted to R, or throws
   /// the fault as async_call() would pass it. The completion signature is
-  /// void(std::exception_ptr, R); the handler is posted to its associated
-  /// executor (it may destroy the client). Otherwise as async_call().
-  template <class R, class Token, class... Args>
-  requires(!std::is_convertible_v<
-           Token, std::function<void(std::variant<R, fault>)>>) auto async_call(std::string_view
-                                                                                    method,
-                                                                                Token&& token,
-                                                                                Args&&... args) {
+  /// void(std::exception_ptr, R) (R default-constructible); the handler is
+  /// posted to its associated executor (it may destroy the client).
+  /// Otherwise as async_call().
+  template <class R, client_detail::completion_token<R> Token, class... Args>
+  auto async_call(std::string_view method, Token&& token, Args&&... args) {
     return boost::asio::async_initiate<Token, void(std::exception_ptr, R)>(
-        [this](auto handler, std::string_view name, array params) {
+        [this](auto handler, const std::string& name, const array& params) {
           // A std::function is copied: the (move-only) handler is shared.
-          auto h = std::make_shared<decltype(handler)>(std::move(handler));
-          async_call(name, params, [h](outcome o) {
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          async_call(name, params, [shared](outcome o) {
             auto typed = client_detail::typed_outcome<R>(std::move(o));
             // Posted, never run here: the handler (a coroutine resumed) may
             // destroy the client, whose completion this still is.
-            auto ex = boost::asio::get_associated_executor(*h);
-            boost::asio::post(ex, [h, typed = std::move(typed)]() mutable {
+            auto ex = boost::asio::get_associated_executor(*shared);
+            boost::asio::post(ex, [shared, typed = std::move(typed)]() mutable {
+              auto h = std::move(*shared);
               if (auto* f = std::get_if<fault>(&typed))
-                std::move (*h)(std::make_exception_ptr(std::move(*f)), R{});
+                std::move(h)(std::make_exception_ptr(std::move(*f)), R{});
               else
-                std::move (*h)(nullptr, std::get<R>(std::move(typed)));
+                std::move(h)(nullptr, std::get<R>(std::move(typed)));
             });
           });
         },
-        token, method, array{to_value(std::forward<Args>(args))...});
+        // Copied: a deferred token starts the call after this returns.
+        token, std::string(method), array{to_value(std::forward<Args>(args))...});
   }
 
   /// Records each synchronous call's bytes into `trace`, every call

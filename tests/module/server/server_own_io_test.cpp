@@ -85,6 +85,38 @@ TEST(ServerOwnIo, ACoroutineMethodAwaitsTheClientOnTheSameLoop) {
   EXPECT_EQ(got, 20);
 }
 
+TEST(ServerOwnIo, AFaultTheClientGetsIsThrownInTheCoroutine) {
+  boost::asio::io_context io(1);
+  server s(io, on_loopback());
+  std::string url;
+  s.add("refuse", []() -> std::int32_t { throw fault(42, "no"); });
+  s.add("ask", [&url](std::string name) -> boost::asio::awaitable<std::string> {
+    auto loop = co_await boost::asio::this_coro::executor;
+    client c(loop, url);
+    try {
+      co_await c.async_call<std::int32_t>(name, boost::asio::use_awaitable);
+    } catch (const fault& f) {
+      co_return std::to_string(f.code()) + " " + f.what();
+    }
+    co_return "no fault";
+  });
+  s.start();
+  url = url_of(s);
+  std::string refused;
+  std::string missing;
+  std::thread caller([&] {
+    client c(url);
+    refused = c.call<std::string>("ask", "refuse");
+    missing = c.call<std::string>("ask", "no.such.method");
+    s.stop();
+  });
+  io.run();
+  caller.join();
+  s.wait();
+  EXPECT_EQ(refused, "42 no");
+  EXPECT_EQ(missing, "-32601 method not found");
+}
+
 TEST(ServerOwnIo, WaitOnTheThreadThatRunsItIsRefused) {
   boost::asio::io_context io(1);
   server s(io, on_loopback());
