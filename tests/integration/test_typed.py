@@ -57,39 +57,36 @@ def jsonrpc_call(url, method, params):
         return json.loads(r.read())
 
 
-def openrpc_verdict(document):
-    """What the OpenRPC project's validator says of `document`: "valid", or
-    why not."""
+def run_openrpc_tool(package, script, document, *args, timeout=60):
+    """Runs tests/integration/SCRIPT with node on `document` (a JSON file)
+    and `args`, with the OpenRPC project's npm `package` (installed by
+    scripts/setup.sh --tests into the build directory): its exit status and
+    its output."""
     modules = os.path.join(os.path.dirname(daemon_path()), "..", "npm", "node_modules")
-    if not os.path.isdir(os.path.join(modules, "@open-rpc", "schema-utils-js")):
-        raise RuntimeError(f"{modules} has no @open-rpc/schema-utils-js "
-                           "(scripts/setup.sh --tests installs it)")
+    if not os.path.isdir(os.path.join(modules, *package.split("/"))):
+        raise RuntimeError(f"{modules} has no {package} (scripts/setup.sh --tests installs it)")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(document, f)
         f.flush()
         out = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                   "openrpc_check.js"), f.name],
+                                                   script), f.name, *args],
                              env=dict(os.environ, NODE_PATH=os.path.abspath(modules)),
-                             capture_output=True, text=True, timeout=60)
-    return (out.stdout + out.stderr).strip()
+                             capture_output=True, text=True, timeout=timeout)
+    return out.returncode, (out.stdout + out.stderr).strip()
+
+
+def openrpc_verdict(document):
+    """What the OpenRPC project's validator says of `document`: "valid", or
+    why not."""
+    return run_openrpc_tool("@open-rpc/schema-utils-js", "openrpc_check.js", document)[1]
 
 
 def openrpc_coverage(document, url):
     """What the OpenRPC project's test coverage (@open-rpc/test-coverage)
     says of the server at `url` and its `document`: its exit status and
     its output (tests/integration/openrpc_coverage.js)."""
-    modules = os.path.join(os.path.dirname(daemon_path()), "..", "npm", "node_modules")
-    if not os.path.isdir(os.path.join(modules, "@open-rpc", "test-coverage")):
-        raise RuntimeError(f"{modules} has no @open-rpc/test-coverage "
-                           "(scripts/setup.sh --tests installs it)")
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        json.dump(document, f)
-        f.flush()
-        out = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                   "openrpc_coverage.js"), f.name, url],
-                             env=dict(os.environ, NODE_PATH=os.path.abspath(modules)),
-                             capture_output=True, text=True, timeout=120)
-    return out.returncode, (out.stdout + out.stderr).strip()
+    return run_openrpc_tool("@open-rpc/test-coverage", "openrpc_coverage.js", document, url,
+                            timeout=120)
 
 
 def described(document, name):
