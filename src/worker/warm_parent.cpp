@@ -52,7 +52,20 @@ int spawn_with_socket(std::vector<std::string>& command, int fd, int& pid) {
   argv.reserve(command.size() + 1);
   for (auto& a : command) argv.push_back(a.data());
   argv.push_back(nullptr);
-  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  // The program's signal mask is the spawning thread's (rapidrpcd's stop
+  // signals stay blocked: a Ctrl-C to the process group leaves the workers
+  // to the daemon), but for SIGUSR1, which rapidrpcd blocks too and which
+  // the pool sends a runaway before it kills it (a Python worker prints its
+  // stack on it).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  sigdelset(&mask, SIGUSR1);
+  posix_spawnattr_setsigmask(&attributes, &mask);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  int rc = ::posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fd);
   return rc;

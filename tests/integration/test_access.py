@@ -326,12 +326,19 @@ class LoggingDaemonTestCase(TempDirMixin, DaemonTestCase):
 class AccessLogRotation(LoggingDaemonTestCase):
 
     def test_sighup_after_a_rename_starts_a_new_file(self):
+        self.rotate(signal.SIGHUP, ".1")
+
+    def test_sigusr1_after_a_rename_starts_a_new_file(self):
+        """logrotate's signal (debian/rapidrpcd.logrotate): the log alone."""
+        self.rotate(signal.SIGUSR1, ".2")
+
+    def rotate(self, sig, suffix):
         with self.proxy() as p:
             self.assertEqual(p.sample.add(1, 1), 2)
         self.assertTrue(wait_for(lambda: len(log_lines(self.log)) >= 1), read(self.log))
-        rotated = self.log + ".1"
+        rotated = self.log + suffix
         os.rename(self.log, rotated)
-        self.daemon.send_signal(signal.SIGHUP)
+        self.daemon.send_signal(sig)
         # The reopen is asynchronous: call until a line lands in the new file.
         def new_file_has_a_line():
             with self.proxy() as p:

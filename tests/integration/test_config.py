@@ -8,7 +8,7 @@
   error stop start-up, naming the file and the line;
 - SIGHUP reads the file again: deny-method changes in place, a changed port
   is logged as needing a restart (the old one keeps serving), and a broken
-  file is logged and changes nothing.
+  file is logged and changes nothing; SIGUSR1 (logrotate's) reads nothing.
 
 This file picks its own modes: RAPIDRPCD_ARGS does not apply to it.
 """
@@ -220,6 +220,22 @@ class Reload(ConfigTestCase):
             self.reload(d, "")
             with d.proxy() as p:
                 self.assertEqual(p.sample.add(1, 2), 3)
+
+    def test_sigusr1_reads_nothing(self):
+        # logrotate's signal re-opens the access log, and leaves the file
+        # unread until a SIGHUP.
+        self.write("deny-method = []\n")
+        with self.daemon().start() as d:
+            mark = d.stderr_bytes()
+            self.write('deny-method = ["sample.add"]\n')
+            d.send_signal(signal.SIGUSR1)
+            wait_until(lambda: "re-opening the access log" in d.stderr_since(mark), 10,
+                       "SIGUSR1 logged")
+            with d.proxy() as p:
+                self.assertEqual(p.sample.add(1, 2), 3)
+            log = self.reload(d, 'deny-method = ["sample.add"]\n')
+            self.assertIn('rapidrpcd: reload: deny-method = ["sample.add"]', log)
+            self.assert_denied(d, "sample.add", 1, 2)
 
     def test_in_the_process_modes_deny_method_needs_a_restart(self):
         # Their serving processes are forked from a copy of the server taken

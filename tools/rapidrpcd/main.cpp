@@ -132,14 +132,15 @@ sigset_t set_up_process() {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_ARENA_MAX, 1);
 
-  // Stop signals (and SIGHUP, which reloads) are taken by
-  // sigwait(); every thread the server starts inherits this mask, so
-  // none of them is interrupted by one.
+  // Stop signals (and SIGHUP, which reloads, and SIGUSR1, which re-opens
+  // the access log) are taken by sigwait(); every thread the server starts
+  // inherits this mask, so none of them is interrupted by one.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGHUP);
+  sigaddset(&stop_signals, SIGUSR1);
   sigaddset(&stop_signals, SIGUSR2);  // a binary upgrade (upgrade.hpp)
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
@@ -199,8 +200,8 @@ void say_serving(const rapidrpc::server& server, const rapidrpc::server_options&
 
 // --drain-delay: serves as before, with /readyz saying 503, so that a load
 // balancer stops sending calls here before connections close
-// (operations.md, "Behind a load balancer"). SIGHUP still reloads; another
-// stop signal changes nothing.
+// (operations.md, "Behind a load balancer"). SIGHUP still reloads, SIGUSR1
+// still re-opens the access log; another stop signal changes nothing.
 void announce_stop(rapidrpc::server& server, const rapidrpcd::settings& settings, int sig,
                    const sigset_t& stop_signals, const std::function<void()>& reload) {
   server.announce_stop();
@@ -217,14 +218,17 @@ void announce_stop(rapidrpc::server& server, const rapidrpcd::settings& settings
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count();
     const timespec wait{static_cast<time_t>(left / 1000000000),
                         static_cast<long>(left % 1000000000)};
-    if (::sigtimedwait(&stop_signals, nullptr, &wait) == SIGHUP) reload();
+    const int received = ::sigtimedwait(&stop_signals, nullptr, &wait);
+    if (received == SIGHUP) reload();
+    if (received == SIGUSR1) server.reopen_logs();
   }
   sd_notify(0, "STATUS=finishing calls in flight");
 }
 
 // Serves until SIGINT or SIGTERM, or until SIGUSR2's successor serves
 // (upgrade.hpp); SIGHUP reads the config file again and re-opens the access
-// log. `argv` is read again on SIGHUP.
+// log, SIGUSR1 only re-opens it (logrotate's signal: the config file and
+// --python's code stay as they are). `argv` is read again on SIGHUP.
 int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   settings.server.log.lines = stderr_lines();
   const auto& options = settings.server;
@@ -274,6 +278,11 @@ int serve(rapidrpcd::settings& settings, int argc, char** argv) {
   while (sigwait(&stop_signals, &sig) == 0) {
     if (sig == SIGHUP) {
       reload();
+      continue;
+    }
+    if (sig == SIGUSR1) {
+      std::fputs("rapidrpcd: SIGUSR1 received: re-opening the access log\n", stderr);
+      server.reopen_logs();
       continue;
     }
     if (sig == SIGUSR2) {
