@@ -127,8 +127,10 @@ class Units(unittest.TestCase):
         tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, tmp)
         with open(os.path.join(UNITS, "rapidrpcd.service.in")) as f:
-            service = f.read().replace("@CMAKE_INSTALL_FULL_BINDIR@/rapidrpcd", daemon_path())
-        self.assertNotIn("@CMAKE", service)
+            service = (f.read()
+                       .replace("@CMAKE_INSTALL_FULL_BINDIR@/rapidrpcd", daemon_path())
+                       .replace("@RAPIDRPC_SERVICE_ARGUMENTS@", "--host 127.0.0.1 --port 6677"))
+        self.assertNotRegex(service, "@[A-Z_]+@")
         with open(os.path.join(tmp, "rapidrpcd.service"), "w") as f:
             f.write(service)
         shutil.copy(os.path.join(UNITS, "rapidrpcd.socket"), tmp)
