@@ -4,6 +4,7 @@ sense there."""
 
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -158,6 +159,25 @@ class ZmqCliTest(harness.DaemonTestCase):
             with self.subTest(url=url, args=args):
                 proc = self.run_ok("bench", "-n", 1, url, "echo", "1", *args, expect_status=EXIT_USAGE)
                 self.assertIn(says, proc.stderr)
+
+    def test_bench_live_line_on_a_terminal(self):
+        # The ZeroMQ driver shows the line as the HTTP one does
+        # (test_live_line); a counted run says how many of its calls are
+        # done. 1000 calls/s make 2500 last 2.5 s: two refreshes.
+        status, terminal, _ = clitest.run_on_terminal("bench", "-r", 1000, "-n", 2500, "-c", 1,
+                                                      "--in-flight", 4, self.tcp, "sample.add", "3", "5")
+        self.assertEqual(status, EXIT_OK, repr(terminal[-3000:]))
+        before, lines, summary = clitest.split_terminal(terminal)
+        self.assertEqual(before, "")
+        self.assertGreaterEqual(len(lines), 2, repr(terminal))
+        calls = []
+        for line in lines:
+            m = re.match(r"^\d+ s: (\d+) of 2500 calls, \d+ calls/s \(last second\), 0 errors, p99 \d", line)
+            self.assertIsNotNone(m, f"not a live line: {line!r}")
+            calls.append(int(m[1]))
+        self.assertTrue(all(a < b for a, b in zip(calls, calls[1:])), f"calls do not grow: {calls}")
+        self.assertTrue(summary.startswith("rapidrpc bench: sample.add on tcp://"), repr(summary[:300]))
+        self.assertIn("2500 ok, 0 errors", summary)
 
     def test_report(self):
         path = os.path.join(_DIR, "run.html")

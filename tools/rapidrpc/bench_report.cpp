@@ -481,6 +481,20 @@ std::string summary_text(const bench_result& r) {
   return s;
 }
 
+std::string progress_text(const progress& p) {
+  std::string s = fixed(p.elapsed_s, 0) + " s";
+  if (p.requests) {
+    s += ": " + std::to_string(p.calls) + " of " + std::to_string(p.requests) + " calls";
+  } else {
+    char total[32];
+    std::snprintf(total, sizeof total, "%g", p.duration_s);
+    s += std::string(" of ") + total + " s: " + std::to_string(p.calls) + " calls";
+  }
+  s += ", " + fixed(p.calls_per_s, 0) + " calls/s (last second), " + std::to_string(p.errors) +
+       " errors, p99 " + (p.calls > p.errors ? fmt_ns(static_cast<double>(p.p99_ns)) : "-");
+  return s;
+}
+
 std::string summary_json(const bench_result& r) {
   const auto& o = r.options;
   auto p = latency_of(r);

@@ -2,6 +2,7 @@
 // and a self-contained HTML page with charts. No I/O: each returns text.
 #pragma once
 
+#include "live_line.hpp"
 #include "loadgen.hpp"
 
 #include <cstddef>
@@ -23,6 +24,12 @@ std::string summary_text(const bench_result& r);
 
 /// One JSON object with the settings, the summary and the timeline.
 std::string summary_json(const bench_result& r);
+
+/// The live line's text (live_line.hpp), one line, no control characters:
+/// "3 s of 10 s: 41234 calls, 13745 calls/s (last second), 0 errors, p99 1.20 ms",
+/// or, for a counted run, "3 s: 41234 of 100000 calls, ...". p99 is "-"
+/// while no call was ok.
+std::string progress_text(const progress& p);
 
 /// A self-contained HTML page (inline CSS and SVG, no script, no external
 /// URL): settings, summary, latency distribution, latency percentiles,

@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "bench_report.hpp"
+#include "live_line.hpp"
 #include "output.hpp"
 #include "zmq_loadgen.hpp"
 
@@ -9,10 +10,12 @@
 #include <rapidrpc/xmlrpc.hpp>
 #include <rapidrpc/zmq_client.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace rapidrpc::cli {
 
@@ -129,8 +132,12 @@ int run_call(const call_options& o) {
 
 int run_bench_command(const bench_options& options, const bench_outputs& outputs) {
   bench_result r;
+  std::optional<live_line> live;
+  if (live_line::wanted(outputs.json, outputs.quiet))
+    live.emplace(options.duration, options.requests, STDERR_FILENO);
+  live_line* shown = live ? &*live : nullptr;
   try {
-    r = is_zmq_bench(options) ? run_zmq_bench(options) : run_bench(options);
+    r = is_zmq_bench(options) ? run_zmq_bench(options, shown) : run_bench(options, shown);
   } catch (const bench_error& e) {
     std::cerr << "rapidrpc bench: " << e.what() << "\n";
     return exit_status::transport;

@@ -42,10 +42,12 @@ int run_call(const call_options& options);
 
 struct bench_outputs {
   bool json = false;        ///< the summary as JSON on stdout
+  bool quiet = false;       ///< no live line while the load runs
   std::string report_path;  ///< write an HTML report here (empty: none)
 };
 
-/// `rapidrpc bench`: the load, then the summary (and report).
+/// `rapidrpc bench`: the load, with the live line on a terminal
+/// (live_line.hpp), then the summary (and report).
 int run_bench_command(const bench_options& options, const bench_outputs& outputs);
 
 }  // namespace rapidrpc::cli

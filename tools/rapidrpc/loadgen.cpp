@@ -49,6 +49,7 @@ void thread_tally::record_ok(clock::time_point started, clock::time_point now) {
 }
 
 void thread_tally::record_error(clock::time_point now, std::string_view what) {
+  relaxed_add(errors_so_far_, 1);
   ++slot_at(now).errors;
   last_done = std::max(last_done, now);
   if (first_error.empty()) first_error = what;
@@ -74,6 +75,11 @@ void thread_tally::merge_into(bench_result& result) const {
     s.latency_sum_ns += timeline[i].latency_sum_ns;
     s.latency_max_ns = std::max(s.latency_max_ns, timeline[i].latency_max_ns);
   }
+}
+
+void thread_tally::add_live_to(live_figures& out) const noexcept {
+  latency.add_live_to(out.latency);
+  out.errors += relaxed_load(errors_so_far_);
 }
 
 namespace {
@@ -657,8 +663,9 @@ std::string encode_request(const bench_options& o, const url& u) {
   return req;
 }
 
-// Runs `p` on `threads` workers; returns them after they end.
-std::vector<std::unique_ptr<worker>> run_workers(plan& p) {
+// Runs `p` on `threads` workers, shown by `live` if given; returns them
+// after they end.
+std::vector<std::unique_ptr<worker>> run_workers(plan& p, live_line* live = nullptr) {
   const auto& o = p.opts;
   const unsigned threads = load_threads(o);
   std::vector<std::unique_ptr<worker>> workers;
@@ -669,13 +676,13 @@ std::vector<std::unique_ptr<worker>> run_workers(plan& p) {
   for (unsigned t = 0; t < threads; ++t) {
     workers.push_back(std::make_unique<worker>(p, share_of(o, threads, t)));
   }
-  run_workers_on_threads(workers);
+  run_workers_on_threads(workers, live);
   return workers;
 }
 
 }  // namespace
 
-bench_result run_bench(const bench_options& options) {
+bench_result run_bench(const bench_options& options, live_line* live) {
   bench_result result;
   result.options = options;
   if (options.connections == 0) throw bench_error("--connections must be at least 1");
@@ -735,7 +742,7 @@ bench_result run_bench(const bench_options& options) {
   result.expected = p.expected;
 
   result.started_at = utc_now();
-  auto workers = run_workers(p);
+  auto workers = run_workers(p, live);
   merge_workers(workers, p.start, result);
   return result;
 }

@@ -4,8 +4,10 @@
 // Threads: run() starts `threads` threads, each with an io_context of its
 // own; the connections are spread over them round-robin, and a connection
 // is only ever touched by its thread. Each thread keeps its own histogram
-// and timeline; run() merges them after the threads end. Nothing is shared
-// between threads while the load runs.
+// and timeline; run() merges them after the threads end. While the load
+// runs, the only other reader is the live line's thread (live_line.hpp),
+// which reads each thread's latency histogram and error count with relaxed
+// atomic loads; the load threads take no lock for it.
 //
 // Per request, on a keep-alive connection: one send() of the pre-encoded
 // request, one recv() for the response (after a short read Asio waits for
@@ -17,6 +19,7 @@
 #pragma once
 
 #include "histogram.hpp"
+#include "live_line.hpp"
 
 #include <rapidrpc/client.hpp>
 #include <rapidrpc/value.hpp>
@@ -125,6 +128,9 @@ struct thread_tally {
   time_slot& slot_at(clock::time_point now);
   /// Adds these counts to `result`.
   void merge_into(bench_result& result) const;
+  /// Adds the ok calls' latencies and the errors so far to `out`; may run
+  /// on another thread while this one records (the live line).
+  void add_live_to(live_figures& out) const noexcept;
 
   histogram latency;
   std::uint64_t ok = 0;
@@ -137,6 +143,9 @@ struct thread_tally {
  private:
   clock::time_point start_;
   clock::duration slot_width_;
+  // errors.total(), but written as a relaxed atomic, for add_live_to():
+  // the kinds' counters are bumped in many places, this one in record_error().
+  std::uint64_t errors_so_far_ = 0;
 };
 
 /// A run that could not start (bad URL, no answer to the warm-up call, ...).
@@ -220,14 +229,22 @@ std::string utc_now();
 value expected_from_warmup(const outcome& warm);
 
 /// Runs every worker (`run()`), the first on the calling thread, the others
-/// on threads of their own, and returns when all are done.
+/// on threads of their own, and returns when all are done; `live`, if
+/// given, shows their figures meanwhile and is stopped (its line erased)
+/// before this returns.
 template <class Worker>
-void run_workers_on_threads(std::vector<std::unique_ptr<Worker>>& workers) {
+void run_workers_on_threads(std::vector<std::unique_ptr<Worker>>& workers,
+                            live_line* live = nullptr) {
   std::vector<std::thread> running;
   for (std::size_t t = 1; t < workers.size(); ++t)
     running.emplace_back([w = workers[t].get()] { w->run(); });
+  if (live)
+    live->start([&workers](live_figures& out) {
+      for (const auto& w : workers) w->add_live_to(out);
+    });
   workers[0]->run();
   for (auto& th : running) th.join();
+  if (live) live->stop();
 }
 
 /// Merges the workers' tallies (thread_tally) into `result` and sets its
@@ -251,8 +268,8 @@ void merge_workers(const std::vector<std::unique_ptr<Worker>>& workers,
 /// connection (or ZeroMQ socket) is a descriptor.
 void raise_descriptor_limit() noexcept;
 
-/// Makes the warm-up call (unless options.expect is set), then runs the load.
-/// Throws bench_error if it cannot start.
-bench_result run_bench(const bench_options& options);
+/// Makes the warm-up call (unless options.expect is set), then runs the load,
+/// shown by `live` if given. Throws bench_error if it cannot start.
+bench_result run_bench(const bench_options& options, live_line* live = nullptr);
 
 }  // namespace rapidrpc::cli

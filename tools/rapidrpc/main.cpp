@@ -213,6 +213,10 @@ int main(int argc, char** argv) {
       "The result every call must return, as JSON (default: the result of one warm-up call made "
       "before the run)");
   b->add_flag("--json", outputs.json, "Print the summary as one JSON object");
+  b->add_flag("-q,--quiet", outputs.quiet,
+              "No live line: on a terminal, one line on stderr, refreshed each second while the "
+              "load runs (elapsed, calls, calls/s, errors, p99 so far) and erased before the "
+              "summary; --quiet leaves out that line only");
   b->add_option("--report", outputs.report_path,
                 "Also write a self-contained HTML report (settings, summary, charts) to this file");
   b->footer(

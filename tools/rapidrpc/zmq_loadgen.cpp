@@ -356,7 +356,7 @@ bool is_zmq_bench(const bench_options& options) noexcept {
   return zmq_endpoint::is_zmq_url(options.url);
 }
 
-bench_result run_zmq_bench(const bench_options& options) {
+bench_result run_zmq_bench(const bench_options& options, live_line* live) {
   bench_result result;
   result.options = options;
   const auto& o = options;
@@ -418,7 +418,7 @@ bench_result run_zmq_bench(const bench_options& options) {
   for (unsigned t = 0; t < threads; ++t) {
     workers.push_back(std::make_unique<worker>(p, share_of(o, threads, t)));
   }
-  run_workers_on_threads(workers);
+  run_workers_on_threads(workers, live);
   merge_workers(workers, p.start, result);
   workers.clear();  // the sockets close before the context terminates
   return result;

@@ -4,8 +4,9 @@
 //
 // Threads: as in loadgen.hpp, each thread drives its share of the sockets
 // with a loop of its own (zmq_poll), touches nothing of another thread's,
-// and keeps its own histogram and timeline, merged after the run. All
-// sockets share one ZeroMQ context with one I/O thread per load thread.
+// and keeps its own histogram and timeline, merged after the run (the live
+// line reads them meanwhile as it does over HTTP). All sockets share one
+// ZeroMQ context with one I/O thread per load thread.
 //
 // Per call: the request of each in-flight slot is encoded once, before the
 // run; a call only writes its id (a 16-digit number: slot and generation)
@@ -24,7 +25,8 @@ namespace rapidrpc::cli {
 bool is_zmq_bench(const bench_options& options) noexcept;
 
 /// The run_bench() of ZeroMQ URLs: the warm-up call (unless options.expect
-/// is set), then the load. Throws bench_error if it cannot start.
-bench_result run_zmq_bench(const bench_options& options);
+/// is set), then the load, shown by `live` if given. Throws bench_error if
+/// it cannot start.
+bench_result run_zmq_bench(const bench_options& options, live_line* live = nullptr);
 
 }  // namespace rapidrpc::cli

@@ -1,8 +1,8 @@
 // Unit tests of what the rapidrpc tool does itself: the load generator's
 // HTTP response framing (fed split at every byte position), the argument
-// forms, the layout of its output, the bench summary's shortened values, and
-// the latency histogram. (JSON and the scalar literals are the library's:
-// tests/unit/jsonrpc, tests/unit/value.)
+// forms, the layout of its output, the bench summary's shortened values, the
+// latency histogram (read live too) and the live line's text. (JSON and the
+// scalar literals are the library's: tests/unit/jsonrpc, tests/unit/value.)
 #include "arguments.hpp"
 #include "bench_report.hpp"
 #include "histogram.hpp"
@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace rapidrpc::cli {
@@ -273,6 +275,55 @@ TEST(Histogram, Quantiles) {
   h.merge(other);
   EXPECT_EQ(h.min(), 5u);
   EXPECT_EQ(h.count(), 100001u);
+}
+
+// The live line reads a load thread's histogram while it records: every
+// read is a histogram of its own whose counts only grow, and the last one,
+// after the writer stopped, is the whole.
+TEST(Histogram, ALiveReadWhileRecordingSeesWholeCountsThatOnlyGrow) {
+  constexpr std::uint64_t n = 2'000'000;
+  histogram h;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (std::uint64_t v = 1; v <= n; ++v) h.record(1000 + v % 5000);
+    done = true;
+  });
+  std::uint64_t last = 0;
+  while (!done) {
+    histogram seen;
+    h.add_live_to(seen);
+    EXPECT_GE(seen.count(), last);
+    EXPECT_LE(seen.count(), n);
+    EXPECT_LE(seen.quantile(0.99), 6000u);
+    last = seen.count();
+  }
+  writer.join();
+  histogram all;
+  h.add_live_to(all);
+  EXPECT_EQ(all.count(), n);
+  EXPECT_EQ(all.quantile(0.99), h.quantile(0.99));
+  EXPECT_EQ(all.max(), h.max());
+}
+
+// ---- the live line's text -----------------------------------------------------------
+
+TEST(Progress, SaysTimeCallsRateErrorsAndP99OfATimedOrACountedRun) {
+  progress p{.elapsed_s = 3.02,
+             .duration_s = 10,
+             .calls = 41234,
+             .errors = 2,
+             .calls_per_s = 13745.4,
+             .p99_ns = 1'204'000};
+  EXPECT_EQ(progress_text(p),
+            "3 s of 10 s: 41234 calls, 13745 calls/s (last second), 2 errors, p99 1.20 ms");
+  p.duration_s = 1.5;
+  EXPECT_EQ(progress_text(p).substr(0, 12), "3 s of 1.5 s");
+  p.requests = 100000;
+  EXPECT_EQ(progress_text(p),
+            "3 s: 41234 of 100000 calls, 13745 calls/s (last second), 2 errors, p99 1.20 ms");
+  p.errors = p.calls;  // nothing ok: no latency yet
+  EXPECT_NE(progress_text(p).find(", 41234 errors, p99 -"), std::string::npos) << progress_text(p);
+  for (char c : progress_text(p)) EXPECT_TRUE(c >= ' ' && c <= '~') << static_cast<int>(c);
 }
 
 }  // namespace
