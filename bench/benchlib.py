@@ -43,6 +43,13 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+def log_round_start(number, rounds, what):
+    """Says which round of how many starts, and on what (a server, a load),
+    before it runs: "round 2 of 5: rapidrpcd --python".  A round's figures
+    are logged after it; this line says what a long wait is spent on."""
+    log("round %d of %d: %s" % (number, rounds, what))
+
+
 def free_port():
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
