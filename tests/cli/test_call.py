@@ -63,6 +63,9 @@ class CallTest(harness.DaemonTestCase):
         self.assertRegex(proc.stderr, r"^fault -32601: Method not found")
         proc = run_tool("call", "-P", "soap", self.url, "echo", "1")
         self.assertEqual(proc.returncode, EXIT_USAGE, describe(proc))
+        self.assertIn("'soap' is not a protocol: xmlrpc or jsonrpc", proc.stderr)
+        proc = run_tool("call", "-P", "JSONRPC", "--raw", self.url, "sample.add", "3", "5")
+        self.assertEqual(json.loads(proc.stdout)["result"], 8, describe(proc))
 
     def test_help_documents_every_form(self):
         proc = run_tool("call", "--help")
@@ -76,6 +79,11 @@ class CallTest(harness.DaemonTestCase):
         for opt in ("--connections", "--requests", "--duration", "--keep-alive", "--no-keep-alive",
                     "--rate", "--threads", "--json", "--report", "--expect", "--protocol", "i/3", "JSON"):
             self.assertIn(opt, proc.stdout, f"bench --help does not mention {opt}")
+        # Text only (the man page is made of it): -P's names, not the enum's bytes.
+        for command in ("call", "bench"):
+            text = run_tool(command, "--help").stdout
+            self.assertIn("-P,--protocol ENUM:{xmlrpc,jsonrpc}=xmlrpc", text)
+            self.assertNotRegex(text, "[\x00-\x08\x0e-\x1f]", f"{command} --help")
 
     # -- every argument form, as the server received it ------------------------------
 

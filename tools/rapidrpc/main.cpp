@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <iostream>
 #include <map>
 #include <string>
@@ -105,6 +106,19 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   const std::map<std::string, rapidrpc::protocol> protocols{
       {"xmlrpc", rapidrpc::protocol::xmlrpc}, {"jsonrpc", rapidrpc::protocol::jsonrpc}};
+  // -P's names, case aside, turned into the enum's numbers, which CLI11
+  // reads into it. (Its CheckedTransformer would print the enum's values,
+  // one-byte integers, as raw bytes in --help and in its message.)
+  const CLI::Validator protocol_names(
+      [&protocols](std::string& name) -> std::string {
+        std::string lower = name;
+        for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        auto found = protocols.find(lower);
+        if (found == protocols.end()) return "'" + name + "' is not a protocol: xmlrpc or jsonrpc";
+        name = std::to_string(static_cast<int>(found->second));
+        return {};
+      },
+      "{xmlrpc,jsonrpc}");
 
   // ---- call ----
   call_options call;
@@ -124,7 +138,7 @@ int main(int argc, char** argv) {
   auto* call_protocol =
       c->add_option("-P,--protocol", call.protocol,
                     "xmlrpc or jsonrpc (JSON-RPC 2.0); tcp:// and ipc:// speak jsonrpc")
-          ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
+          ->transform(protocol_names)
           ->default_str("xmlrpc");
   c->add_option("--timeout", call.timeout, "Seconds the whole call may take (0: no limit)")
       ->capture_default_str()
@@ -203,7 +217,7 @@ int main(int argc, char** argv) {
   auto* bench_protocol =
       b->add_option("-P,--protocol", bench.protocol,
                     "xmlrpc or jsonrpc (JSON-RPC 2.0); tcp:// and ipc:// speak jsonrpc")
-          ->transform(CLI::CheckedTransformer(protocols, CLI::ignore_case))
+          ->transform(protocol_names)
           ->default_str("xmlrpc");
   auto* bench_ca = b->add_option("--cacert", bench.ca_file, cacert_help);
   auto* bench_insecure =
