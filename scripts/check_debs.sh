@@ -128,11 +128,11 @@ echo "a line" >"$sys/var/log/private/rapidrpcd/access.log"
 in_sys sh -c 'for p in "$@"; do dpkg -L "$p"; done' sh "${ours[@]}" | sort -u >"$sys/package-files"
 in_sys apt-get purge -y -q "${ours[@]}" >"$sys/purge.log" 2>&1 ||
   { cat "$sys/purge.log"; exit 1; }
-left=$(while read -r f; do [[ -e $sys$f && ! -d $sys$f ]] && echo "$f"; done <"$sys/package-files")
+left=$(while read -r f; do if [[ -e $sys$f && ! -d $sys$f ]]; then echo "$f"; fi; done <"$sys/package-files")
 # Nor anything else of theirs: a compiled module, a log, a unit's link, the
 # config folder, the maintainer scripts' state.
 left+=$(cd "$sys" && find . -xdev \( -path ./proc -o -path ./src -o -path ./debs -o -path ./debs-upgrade \
-  -o -path ./var/cache/apt \) -prune -o -name '*rapidrpc*' -print)
+  -o -path ./var/cache/apt -o -path ./tmp \) -prune -o -name '*rapidrpc*' -print)
 [[ -z $left ]] || { echo "check_debs: left behind by the purge:" >&2; echo "$left" >&2; exit 1; }
 echo "no file of the packages left ($(wc -l <"$sys/package-files") listed before the purge)"
 echo "check_debs: all passed"
