@@ -64,7 +64,8 @@ if [[ -n $version ]]; then
   mv debian/changelog.new debian/changelog
 fi
 
-export DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}"
+jobs=$(nproc)
+export DEB_BUILD_OPTIONS="parallel=$jobs ${DEB_BUILD_OPTIONS:-}"
 if command -v ccache >/dev/null && [[ ${RAPIDRPC_CCACHE:-1} != 0 ]]; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$work/rapidrpc" CCACHE_NOHASHDIR=1
 fi

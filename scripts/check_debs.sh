@@ -91,9 +91,9 @@ in_sys sh -c 'apt-get install -y -q ./debs/*.deb' >"$sys/install.log" 2>&1 ||
 in_sys dpkg-query -W -f='${Package} ${Version}\n' "${ours[@]}"
 
 echo "== 2. the packages' own tests (debian/tests), in the fresh system"
-deps=$(sed -n 's/^Depends: //p' "$root/debian/tests/control" | tr ',' '\n' |
-  grep -v -E "^ *($(IFS='|'; echo "${ours[*]}")) *$" | xargs)
-in_sys apt-get install -y -q --no-install-recommends $deps >"$sys/test-deps.log" 2>&1 ||
+read -r -a deps <<<"$(sed -n 's/^Depends: //p' "$root/debian/tests/control" | tr ',' '\n' |
+  grep -v -E "^ *($(IFS='|'; echo "${ours[*]}")) *$" | xargs)"
+in_sys apt-get install -y -q --no-install-recommends "${deps[@]}" >"$sys/test-deps.log" 2>&1 ||
   { cat "$sys/test-deps.log"; exit 1; }
 for t in daemon dropin consumer; do
   echo "-- debian/tests/$t"

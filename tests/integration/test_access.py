@@ -18,7 +18,7 @@ import xmlrpc.client
 
 import harness
 from harness import (DaemonTestCase, Daemon, RawClient, call_body, exchange, http_request,
-                     make_proxy, parse_fault, parse_result, skip_in_modes)
+                     make_proxy, parse_result, skip_in_modes)
 
 NOT_AUTHORIZED = -32002
 ITERATIONS = 1000  # the smallest count the server takes: keeps the tests quick
