@@ -6,8 +6,9 @@
 #   1. `apt-get install ./*.deb` pulls only Debian's packages;
 #   2. the packages' own tests (debian/tests: rapidrpcd with its installed
 #      config answers calls; the drop-in, `from rapidrpc import
-#      SimpleXMLRPCServer`, with /usr/bin/python3; a program built against
-#      librapidrpc-dev with CMake and pkg-config) pass there;
+#      SimpleXMLRPCServer`, with /usr/bin/python3; rapidrpcd --python
+#      serving a module; a program built against librapidrpc-dev with CMake
+#      and pkg-config) pass there;
 #   3. an upgrade to the higher version keeps an administrator's change to
 #      the conffile /etc/rapidrpcd/rapidrpcd.toml;
 #   4. `apt-get purge` leaves no file of the packages behind (nor the Python
@@ -95,7 +96,7 @@ read -r -a deps <<<"$(sed -n 's/^Depends: //p' "$root/debian/tests/control" | tr
   grep -v -E "^ *($(IFS='|'; echo "${ours[*]}")) *$" | xargs)"
 in_sys apt-get install -y -q --no-install-recommends "${deps[@]}" >"$sys/test-deps.log" 2>&1 ||
   { cat "$sys/test-deps.log"; exit 1; }
-for t in daemon dropin consumer; do
+for t in $(sed -n 's/^Tests: //p' "$root/debian/tests/control"); do
   echo "-- debian/tests/$t"
   if ! in_sys sh -c "cd /src && AUTOPKGTEST_TMP=\$(mktemp -d) ./debian/tests/$t" >"$sys/test.log" 2>&1; then
     cat "$sys/test.log"
