@@ -66,8 +66,12 @@ fi
 
 jobs=$(nproc)
 export DEB_BUILD_OPTIONS="parallel=$jobs ${DEB_BUILD_OPTIONS:-}"
+# The compiler cache of the project's other builds (scripts/setup.sh), named
+# here: debhelper gives the build a HOME of its own, where ccache would find
+# an empty cache every time.
 if command -v ccache >/dev/null && [[ ${RAPIDRPC_CCACHE:-1} != 0 ]]; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$work/rapidrpc" CCACHE_NOHASHDIR=1
+  CCACHE_DIR=$(ccache -k cache_dir)
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$work/rapidrpc" CCACHE_NOHASHDIR=1 CCACHE_DIR
 fi
 start=$SECONDS
 dpkg-buildpackage -us -uc -b
