@@ -28,8 +28,10 @@ std::string worker_program() {
   }
   std::string built = std::string(source_python_dir) + "/rapidrpc/_worker.py";
   if (::access(built.c_str(), R_OK) == 0) return built;
-  throw std::runtime_error("the Python worker program is neither at " + installed + " nor at " +
-                           built);
+  throw std::runtime_error("the Python worker program is neither at " + installed +
+                           " (rapidrpc's Python package installed: python3-rapidrpc, or cmake "
+                           "--install) nor at " +
+                           built + " (the source tree it was built from)");
 }
 
 }  // namespace
