@@ -84,8 +84,9 @@ in_sys apt-get update -q >/dev/null
 echo "== 1. apt-get install ./*.deb: what it pulls"
 in_sys sh -c 'apt-get install -s -q ./debs/*.deb' | grep '^Inst ' >"$sys/pulled"
 ours=(rapidrpcd librapidrpc-dev python3-rapidrpc)
-not_debian=$(grep -v -E "^Inst ($(IFS='|'; echo "${ours[*]}")) " "$sys/pulled" | grep -v -E '\(.* Debian[:-]' || true)
-echo "$(wc -l <"$sys/pulled") packages, $(grep -c -E "^Inst ($(IFS='|'; echo "${ours[*]}")) " "$sys/pulled") of them ours"
+ours_re=$(IFS='|'; echo "${ours[*]}")
+not_debian=$(grep -v -E "^Inst ($ours_re) " "$sys/pulled" | grep -v -E '\(.* Debian[:-]' || true)
+echo "$(wc -l <"$sys/pulled") packages, $(grep -c -E "^Inst ($ours_re) " "$sys/pulled") of them ours"
 [[ -z $not_debian ]] || { echo "check_debs: not from Debian:" >&2; echo "$not_debian" >&2; exit 1; }
 in_sys sh -c 'apt-get install -y -q ./debs/*.deb' >"$sys/install.log" 2>&1 ||
   { cat "$sys/install.log"; exit 1; }
@@ -93,7 +94,7 @@ in_sys dpkg-query -W -f='${Package} ${Version}\n' "${ours[@]}"
 
 echo "== 2. the packages' own tests (debian/tests), in the fresh system"
 read -r -a deps <<<"$(sed -n 's/^Depends: //p' "$root/debian/tests/control" | tr ',' '\n' |
-  grep -v -E "^ *($(IFS='|'; echo "${ours[*]}")) *$" | xargs)"
+  grep -v -E "^ *($ours_re) *$" | xargs)"
 in_sys apt-get install -y -q --no-install-recommends "${deps[@]}" >"$sys/test-deps.log" 2>&1 ||
   { cat "$sys/test-deps.log"; exit 1; }
 for t in $(sed -n 's/^Tests: //p' "$root/debian/tests/control"); do
