@@ -8,6 +8,7 @@
 //   host -> front   REPLY  id methodResponse  its answer
 //   both ways       HB                        a heartbeat
 //   host -> front   BYE                       no more calls, please: draining
+//   front -> host   BYE                       heard: no call follows
 //   front -> host   WHO                       unknown here: say READY again
 //
 // `id` is 8 bytes the front chose; the calls' documents are XML-RPC, as
@@ -16,6 +17,11 @@
 // heard nothing from for peer_timeout as gone (the ZeroMQ guide's
 // "Paranoid Pirate" pattern): the front fails the calls that host was
 // running, the host connects again (docs/design.md, "Worker hosts").
+//
+// A front may send a CALL before it reads the host's BYE: a draining host
+// reads on and runs such calls until the front's BYE (or a WHO: it does not
+// know the host) says none follows, or until peer_timeout has passed
+// without one.
 #pragma once
 
 #include <chrono>

@@ -444,6 +444,7 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       if (h.leaving && h.calls.empty()) return drop(h, "");
       dispatch();
     } else if (m.what == remote::message::kind::leaving_message) {
+      send(h.identity, {remote::leaving});  // no call follows this
       h.leaving = true;
       settings_.lines.say(log_level::notice, "worker host %s is leaving", h.peer.c_str());
       if (h.calls.empty()) drop(h, "");

@@ -150,6 +150,13 @@ class worker_link final : public zmq_service {
     } else {
       send({remote::heartbeat});
     }
+    if (awaiting_bye_ && clock::now() - bye_sent_ > remote::peer_timeout) {
+      settings_.lines.say(log_level::warning,
+                          "worker host: the front did not answer BYE in %lld ms; leaving",
+                          static_cast<long long>(remote::peer_timeout.count()));
+      awaiting_bye_ = false;
+      settled();
+    }
     beat_timer_.expires_after(remote::heartbeat_interval);
     beat_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) beat();
@@ -161,10 +168,15 @@ class worker_link final : public zmq_service {
     beat();
   }
 
-  // The front hears that this host is leaving and sends it no more calls.
-  void on_drain() override { send({remote::leaving}); }
+  // The front hears that this host is leaving and sends it no more calls;
+  // until it says so (remote.hpp), calls it sent before may still come.
+  void on_drain() override {
+    send({remote::leaving});
+    bye_sent_ = clock::now();
+    awaiting_bye_ = true;
+  }
 
-  std::size_t in_flight() const override { return calls_.taken(); }
+  std::size_t in_flight() const override { return calls_.taken() + (awaiting_bye_ ? 1 : 0); }
 
   void on_message(std::vector<zmq::message_t>& frames, std::size_t n) override {
     if (n > max_frames) return;  // not a message of the protocol
@@ -179,6 +191,10 @@ class worker_link final : public zmq_service {
       // completes on stops before the link goes): a reference, not owned.
       c.exchange.start(rpc::protocol::xmlrpc, m.document, call_context_,
                        std::shared_ptr<rpc::reply_sink>(std::shared_ptr<void>(), &c));
+    } else if (draining() && (m.what == remote::message::kind::leaving_message ||
+                              m.what == remote::message::kind::who_message)) {
+      awaiting_bye_ = false;  // the front sends no more calls
+      settled();
     } else if (m.what == remote::message::kind::who_message) {
       say_ready();
     }
@@ -222,6 +238,8 @@ class worker_link final : public zmq_service {
   free_list<call> calls_;  // in flight, and free ones to reuse
   clock::time_point heard_;
   bool ready_owed_ = false;  // a READY waits for the calls running to end
+  bool awaiting_bye_ = false;  // draining: calls may still come until the front's BYE
+  clock::time_point bye_sent_;
 };
 
 }  // namespace

@@ -19,6 +19,8 @@ import urllib.error
 import urllib.request
 import xmlrpc.client
 
+import zmq
+
 from harness import (HOST, Daemon, RawClient, daemon_path, fib_str, http_request, main, make_proxy,
                      parse_result, raw_call_body, wait_until)
 
@@ -249,12 +251,32 @@ class WorkerHosts(unittest.TestCase):
             self.assertIs(spin.result(), True)  # its call in flight is answered
         self.assertEqual(leaving.wait(10), 0)
         self.assertIn("is leaving", self.front.stderr_text())
+        self.assertNotIn("did not answer BYE", leaving.stderr_text())
         # No host is left: calls fail at once rather than wait.
         with self.assertRaises(xmlrpc.client.Fault):
             self.call("load", 10)
         self.host()
         self.connected(2)
         self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+    def test_the_front_answers_a_hosts_bye(self):
+        # The host then knows no call follows and leaves (HostLeaving).
+        context = zmq.Context()
+        try:
+            host = context.socket(zmq.DEALER)
+            host.setsockopt(zmq.LINGER, 0)
+            host.connect(self.address)
+            host.send_multipart([b"READY", b"1", b"1"])
+            self.connected(1)
+            host.send_multipart([b"BYE"])
+            frames = None
+            while host.poll(5000):
+                frames = host.recv_multipart()
+                if frames != [b"HB"]:
+                    break
+            self.assertEqual(frames, [b"BYE"])
+        finally:
+            context.destroy(linger=0)
 
     def test_hosts_connect_again_to_a_front_that_started_again(self):
         self.host(workers=2)
@@ -291,6 +313,54 @@ class WorkerHosts(unittest.TestCase):
             self.call("test.crash")
         self.assertEqual(f.exception.faultCode, -32603)
         self.assertEqual(self.call("load", 2000), fib_str(2000))
+
+
+class HostLeaving(unittest.TestCase):
+    """A host that drains says BYE, but a front may have sent it a call
+    before reading that BYE: the host answers such a call before it leaves.
+    The front here is a ZeroMQ ROUTER of the test's, so the call arrives
+    after the BYE every time, as it does when the race goes that way."""
+
+    def setUp(self):
+        self.context = zmq.Context()
+        self.front = self.context.socket(zmq.ROUTER)
+        self.front.setsockopt(zmq.LINGER, 0)
+        port = self.front.bind_to_random_port(f"tcp://{HOST}")
+        self.host = Daemon("--enable-test-methods", "--worker-connect", f"tcp://{HOST}:{port}",
+                           "--workers", "1", env_args=False).start()
+        self.identity, command, *_ = self.receive(b"READY")
+
+    def tearDown(self):
+        if self.host.alive():
+            self.host.kill()
+        self.context.destroy(linger=0)
+
+    def receive(self, command, within=5.0):
+        """The next message of `command` from the host, heartbeats skipped."""
+        deadline = time.monotonic() + within
+        while self.front.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+            frames = self.front.recv_multipart()
+            if frames[1] == command:
+                return frames
+            self.assertEqual(frames[1], b"HB", frames)
+        self.fail(f"no {command!r} from the host in {within} s\n{self.host.diagnostics()}")
+
+    def test_a_call_sent_before_the_front_read_bye_is_answered(self):
+        self.host.send_signal(signal.SIGTERM)
+        self.receive(b"BYE")
+        self.front.send_multipart([self.identity, b"CALL", b"\x01" * 8,
+                                   raw_call_body("load", "<value><int>100</int></value>")])
+        self.front.send_multipart([self.identity, b"BYE"])  # heard: nothing more comes
+        _, _, call_id, document = self.receive(b"REPLY")
+        self.assertEqual(call_id, b"\x01" * 8)
+        self.assertEqual(parse_result(document), fib_str(100))
+        self.assertEqual(self.host.wait(10), 0)
+
+    def test_a_front_that_never_answers_bye_holds_the_host_no_longer_than_its_timeout(self):
+        self.host.send_signal(signal.SIGTERM)
+        self.receive(b"BYE")
+        self.assertEqual(self.host.wait(10), 0)
+        self.assertIn("the front did not answer BYE", self.host.stderr_text())
 
 
 class PythonHosts(unittest.TestCase):
