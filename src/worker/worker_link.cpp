@@ -237,7 +237,7 @@ class worker_link final : public zmq_service {
   call_context call_context_;
   free_list<call> calls_;  // in flight, and free ones to reuse
   clock::time_point heard_;
-  bool ready_owed_ = false;  // a READY waits for the calls running to end
+  bool ready_owed_ = false;    // a READY waits for the calls running to end
   bool awaiting_bye_ = false;  // draining: calls may still come until the front's BYE
   clock::time_point bye_sent_;
 };
