@@ -13,6 +13,8 @@
   ones (frames separated by NUL bytes; see worker_message.cpp).
 - worker_answer: a Python worker's answers in marshal's form, and ones the
   host refuses (see worker_answer.cpp).
+- base64: base64 as Python's xmlrpc.client writes it (a line break every 76
+  characters) and as one line, and texts to refuse.
 
 Files named regress-* are regression inputs added by hand: this script
 leaves them alone. Output is deterministic (gzip mtime 0).
@@ -314,7 +316,27 @@ def worker_answers():
     write("worker_answer", "xml", b"<?xml version='1.0'?><methodResponse/>")
 
 
+def base64_texts():
+    """base64 as the clients write it, in blocks of every length around
+    the block codecs' 16 and 32 characters, and texts to refuse."""
+    import base64
+    clean("base64")
+    data = bytes((i * 37 + 11) & 0xFF for i in range(300))
+    write("base64", "python-lines", base64.encodebytes(data))
+    write("base64", "one-line", base64.b64encode(data))
+    for n in (11, 12, 13, 23, 24, 25):
+        write("base64", "length-%d" % n, base64.b64encode(data[:n]))
+    write("base64", "crlf-spaces", b"\r\n ".join(base64.b64encode(data)[i:i + 40]
+                                                for i in range(0, 400, 40)))
+    write("base64", "bad-in-block", base64.b64encode(data[:48])[:20] + b"-" +
+          base64.b64encode(data[:48])[21:])
+    write("base64", "padding-inside", base64.b64encode(b"a") + base64.b64encode(data[:48]))
+    write("base64", "unused-bits", b"YR==")
+    write("base64", "url-alphabet", base64.urlsafe_b64encode(data[:96]))
+
+
 def main():
+    base64_texts()
     worker_answers()
     worker_messages()
     http_request()

@@ -36,16 +36,16 @@ shift
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=${BUILD_DIR:-$root/build-fuzz}
-all_targets=(http_request xmlrpc_call xmlrpc_response gzip jsonrpc exchange worker_message worker_answer)
+all_targets=(http_request xmlrpc_call xmlrpc_response gzip jsonrpc exchange worker_message worker_answer base64)
 targets=("${@:-${all_targets[@]}}")
 
 # The exchange target reads both protocols: it gets both dictionaries.
 declare -A dict=([http_request]=http.dict [xmlrpc_call]=xmlrpc.dict
-                 [xmlrpc_response]=xmlrpc.dict [gzip]= [jsonrpc]=json.dict
-                 [exchange]="xmlrpc.dict json.dict" [worker_message]= [worker_answer]=)
+                 [xmlrpc_response]=xmlrpc.dict [gzip]="" [jsonrpc]=json.dict
+                 [exchange]="xmlrpc.dict json.dict" [worker_message]="" [worker_answer]="" [base64]="")
 declare -A max_len=([http_request]=16384 [xmlrpc_call]=8192 [xmlrpc_response]=8192
                     [gzip]=8192 [jsonrpc]=8192 [exchange]=8192 [worker_message]=8192
-                    [worker_answer]=8192)
+                    [worker_answer]=8192 [base64]=8192)
 for t in "${targets[@]}"; do
   [[ -v "max_len[$t]" ]] || { echo "unknown target: $t (known: ${all_targets[*]})" >&2; exit 2; }
 done
