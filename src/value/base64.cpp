@@ -155,8 +155,8 @@ T load(const void* p) {
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + used));
     const __m128i high = _mm_and_si128(_mm_srli_epi32(c, 4), nibble);
     const __m128i low = _mm_and_si128(c, nibble);
-    const __m128i bad = _mm_and_si128(_mm_shuffle_epi8(invalid, low),
-                                      _mm_shuffle_epi8(classes, high));
+    const __m128i bad =
+        _mm_and_si128(_mm_shuffle_epi8(invalid, low), _mm_shuffle_epi8(classes, high));
     if (_mm_movemask_epi8(_mm_cmpeq_epi8(bad, _mm_setzero_si128())) != 0xFFFF) break;
     const __m128i offset = _mm_add_epi8(_mm_shuffle_epi8(offsets, high),
                                         _mm_and_si128(_mm_cmpeq_epi8(c, slash), correction));
@@ -181,15 +181,15 @@ T load(const void* p) {
   const __m256i correction = _mm256_set1_epi8(slash_correction);
   const __m256i pairs = _mm256_set1_epi32(pack_pairs);
   const __m256i quads = _mm256_set1_epi32(pack_quads);
-  const __m256i order = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1,
-                                         2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+  const __m256i order = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1, 2,
+                                         1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
   std::size_t used = 0;
   for (; n - used >= 32; used += 32, out += 24) {
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + used));
     const __m256i high = _mm256_and_si256(_mm256_srli_epi32(c, 4), nibble);
     const __m256i low = _mm256_and_si256(c, nibble);
-    const __m256i bad = _mm256_and_si256(_mm256_shuffle_epi8(invalid, low),
-                                         _mm256_shuffle_epi8(classes, high));
+    const __m256i bad =
+        _mm256_and_si256(_mm256_shuffle_epi8(invalid, low), _mm256_shuffle_epi8(classes, high));
     if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(bad, _mm256_setzero_si256())) != -1) break;
     const __m256i offset =
         _mm256_add_epi8(_mm256_shuffle_epi8(offsets, high),
@@ -227,23 +227,22 @@ constexpr auto encode_offsets = [] {
   const __m128i offsets = table_128(encode_offsets.data());
   std::size_t used = 0;
   for (; n - used >= 16; used += 12, out += 16) {  // reads 16 bytes, uses 12
-    const __m128i v = _mm_shuffle_epi8(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + used)), spread);
+    const __m128i v =
+        _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + used)), spread);
     const __m128i sextets = _mm_or_si128(_mm_mulhi_epu16(_mm_and_si128(v, mask_a), mul_a),
                                          _mm_mullo_epi16(_mm_and_si128(v, mask_b), mul_b));
     __m128i range = _mm_subs_epu8(sextets, _mm_set1_epi8(51));
-    range = _mm_or_si128(range, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), sextets),
-                                              _mm_set1_epi8(13)));
+    range = _mm_or_si128(
+        range, _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), sextets), _mm_set1_epi8(13)));
     const __m128i chars = _mm_add_epi8(sextets, _mm_shuffle_epi8(offsets, range));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), chars);
   }
   return used;
 }
 
-[[gnu::target("avx2")]] std::size_t encode_avx2(const std::uint8_t* in, std::size_t n,
-                                                char* out) {
-  const __m256i spread = _mm256_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10, 1,
-                                          0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+[[gnu::target("avx2")]] std::size_t encode_avx2(const std::uint8_t* in, std::size_t n, char* out) {
+  const __m256i spread = _mm256_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10, 1, 0,
+                                          2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
   const __m256i mask_a = _mm256_set1_epi32(static_cast<int>(encode_mask_a));
   const __m256i mul_a = _mm256_set1_epi32(encode_mul_a);
   const __m256i mask_b = _mm256_set1_epi32(encode_mask_b);
@@ -255,12 +254,12 @@ constexpr auto encode_offsets = [] {
         _mm256_set_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + used + 12)),
                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + used))),
         spread);
-    const __m256i sextets =
-        _mm256_or_si256(_mm256_mulhi_epu16(_mm256_and_si256(v, mask_a), mul_a),
-                        _mm256_mullo_epi16(_mm256_and_si256(v, mask_b), mul_b));
+    const __m256i sextets = _mm256_or_si256(_mm256_mulhi_epu16(_mm256_and_si256(v, mask_a), mul_a),
+                                            _mm256_mullo_epi16(_mm256_and_si256(v, mask_b), mul_b));
     __m256i range = _mm256_subs_epu8(sextets, _mm256_set1_epi8(51));
-    range = _mm256_or_si256(range, _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(26), sextets),
-                                                     _mm256_set1_epi8(13)));
+    range = _mm256_or_si256(
+        range,
+        _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(26), sextets), _mm256_set1_epi8(13)));
     const __m256i chars = _mm256_add_epi8(sextets, _mm256_shuffle_epi8(offsets, range));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), chars);
   }
