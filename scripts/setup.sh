@@ -37,12 +37,13 @@ for arg in "$@"; do
       # (the text-format parser) check the admin listener's /metrics.
       # The benchmark smoke run (bench/smoke, in CI) runs every bench script
       # against its peers: wrk, nginx, ab (apache2-utils), xmlrpc-c's Abyss
-      # (libxmlrpc-c++8-dev, built with g++ and GMP) and aiozmq (its RPC layer
-      # needs msgpack, only a recommendation of the package).
+      # (libxmlrpc-c++8-dev, built with g++ and GMP), aiozmq (its RPC layer
+      # needs msgpack, only a recommendation of the package) and the fixed
+      # answer served through io_uring (liburing-dev, built with g++).
       packages+=(libgtest-dev libbenchmark-dev chromium fonts-liberation openssl python3-zmq systemd
                  prometheus python3-prometheus-client
                  wrk nginx-light apache2-utils libxmlrpc-c++8-dev python3-aiozmq
-                 python3-msgpack clang-format clang-tidy)
+                 python3-msgpack liburing-dev clang-format clang-tidy)
       # chromium-driver and python3-selenium let a test drive the API page
       # in chromium (choose a method, type its parameters, click Call, read
       # the result), which a plain headless run (--dump-dom) cannot.
