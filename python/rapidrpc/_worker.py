@@ -66,6 +66,9 @@ CALL, RESULT, FAULT = b"m"[0], b"r", b"f"
 # where the XML-RPC answer it costs is merely slower.
 NON_FINITE = re.compile(rb"g[\x00-\xff]{6}[\xf0-\xff][\x7f\xff]")
 INT32 = range(-2**31, 2**31)
+# Results that cannot be awaited: no need to ask (inspect.isawaitable is a
+# good part of a cheap call).
+PLAIN_RESULTS = frozenset((int, str, float, bool, type(None), list, tuple, dict, bytes))
 INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
@@ -435,13 +438,13 @@ class Worker:
             except ValueError:  # a type marshal does not know: the marshaller may
                 pass
             else:
-                if NON_FINITE.search(body) is None:
+                if b"g" not in body or NON_FINITE.search(body) is None:
                     return RESULT + body
         return self.encode(name, result)
 
     def run(self, f, params):
         result = f(*params)
-        if inspect.isawaitable(result):
+        if type(result) not in PLAIN_RESULTS and inspect.isawaitable(result):
             if self.loop is None:
                 import asyncio  # here: a worker without async methods is smaller
                 self.loop = asyncio.new_event_loop()
@@ -494,31 +497,46 @@ def serve(worker, fd):
         return 0
 
 
+FRAME_LENGTH = struct.Struct(">I")
+
+
 def serve_frames(worker, fd):
+    # Per call, the loop's own Python is a good part of a cheap call's cost:
+    # the frames read are sliced from one bytes object at an offset, and
+    # what it calls is looked up once.
+    read, write, answer = os.read, os.write, worker.answer
+    length_of, length = FRAME_LENGTH.unpack_from, FRAME_LENGTH.pack
     hello = HELLO if worker.use_builtin_types else b""
-    os.write(fd, struct.pack(">I", len(hello)) + hello)
-    buf = bytearray()
+    write(fd, length(len(hello)) + hello)
+    buf, at = b"", 0  # what is read and not yet taken starts at buf[at]
     while True:
-        while len(buf) < 4:
-            chunk = os.read(fd, 1 << 16)
+        if len(buf) - at < 4:
+            chunk = read(fd, 1 << 16)
             if not chunk:
-                return 1 if buf else 0
-            buf += chunk
-        (n,) = struct.unpack_from(">I", buf)
+                return 1 if len(buf) > at else 0
+            buf, at = buf[at:] + chunk, 0
+            continue
+        n = length_of(buf, at)[0]
         if n > MAX_FRAME:
             return 1
-        while len(buf) < 4 + n:
-            chunk = os.read(fd, max(1 << 16, 4 + n - len(buf)))
-            if not chunk:
-                return 1
-            buf += chunk
-        doc = bytes(buf[4:4 + n])
-        del buf[:4 + n]
-        body = worker.answer(doc)
-        frame = memoryview(struct.pack(">I", len(body)) + body)
-        done = 0
-        while done < len(frame):
-            done += os.write(fd, frame[done:])
+        end = at + 4 + n
+        if len(buf) < end:  # the rest of a frame, grown in place: large ones come in parts
+            pending = bytearray(memoryview(buf)[at:])
+            while len(pending) < 4 + n:
+                chunk = read(fd, max(1 << 16, 4 + n - len(pending)))
+                if not chunk:
+                    return 1
+                pending += chunk
+            buf, at = bytes(pending), 0
+            continue
+        body = answer(buf[at + 4:end])
+        at = end
+        frame = length(len(body)) + body
+        done = write(fd, frame)
+        if done < len(frame):
+            frame = memoryview(frame)
+            while done < len(frame):
+                done += write(fd, frame[done:])
 
 
 def die_with_host(fd):
