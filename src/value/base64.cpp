@@ -56,13 +56,14 @@ constexpr bool is_base64_space(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-// A block codec. decode: from `n` characters at `in`, whole blocks while
-// every character of a block is in the alphabet; returns the characters
-// used (a multiple of 4) and writes their bytes (3 per 4) to `out`.
-// encode: from `n` bytes at `in`, whole blocks of 3 bytes times the block's
-// groups; returns the bytes used (a multiple of 3) and writes their
-// characters (4 per 3) to `out`. Neither reads past `n` nor writes past
-// what it returns stands for.
+// A block codec. decode: from the `n` characters at `in`, whole blocks (16
+// or 32 characters) while every character of a block is in the alphabet;
+// returns the characters used (a multiple of 4) and writes their bytes (3
+// per 4) to `out`. encode: from the `n` bytes at `in`, whole blocks (12 or
+// 24 bytes) while a block's loads fit in `n`; returns the bytes used (a
+// multiple of 3) and writes their characters (4 per 3) to `out`. Neither
+// reads past `n` nor writes more than the bytes or characters of what it
+// used.
 struct block_codec {
   const char* name;
   std::size_t (*decode)(const unsigned char* in, std::size_t n, std::uint8_t* out);

@@ -328,7 +328,7 @@ class HostLeaving(unittest.TestCase):
         port = self.front.bind_to_random_port(f"tcp://{HOST}")
         self.host = Daemon("--enable-test-methods", "--worker-connect", f"tcp://{HOST}:{port}",
                            "--workers", "1", env_args=False).start()
-        self.identity, command, *_ = self.receive(b"READY")
+        self.identity = self.receive(b"READY")[0]
 
     def tearDown(self):
         if self.host.alive():
