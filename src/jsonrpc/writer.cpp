@@ -5,6 +5,7 @@
 
 #include "jsonrpc/string_bytes.hpp"
 #include "text/text.hpp"
+#include "value/base64.hpp"
 #include "value/sink.hpp"
 #include "value/text.hpp"
 
@@ -128,7 +129,8 @@ struct value_writer {
   }
   void operator()(const bytes& b) const {
     out.put("{\"$base64\":\"");
-    out.with_string([&](std::string& text) { append_base64(text, b.data); });
+    out.with_string([&](std::string& text) { append_base64(text, b.data); },
+                    rapidrpc::detail::base64_chars(b.data.size()));
     out.put("\"}");
   }
   void operator()(const array& a) const {

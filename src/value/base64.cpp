@@ -358,7 +358,7 @@ bool decode(std::string_view text, std::vector<std::uint8_t>& out) {
 template <bool Blocks>
 void encode(std::string& out, std::span<const std::uint8_t> data) {
   const std::size_t old = out.size();
-  out.resize(old + (data.size() + 2) / 3 * 4);
+  out.resize(old + detail::base64_chars(data.size()));
   char* o = out.data() + old;
   const std::uint8_t* in = data.data();
   const std::size_t whole = data.size() / 3 * 3;

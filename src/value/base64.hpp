@@ -7,6 +7,7 @@
 // the unit tests and the fuzz target `base64` hold the block codecs to.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -14,6 +15,9 @@
 #include <vector>
 
 namespace rapidrpc::detail {
+
+/// How many characters append_base64 writes for `bytes` bytes.
+constexpr std::size_t base64_chars(std::size_t bytes) { return (bytes + 2) / 3 * 4; }
 
 /// decode_base64 without the block codecs.
 bool decode_base64_scalar(std::string_view text, std::vector<std::uint8_t>& out);

@@ -81,11 +81,17 @@ class sink {
   }
 
   /// Calls f(string) with the string holding exactly what was written, for
-  /// a writer that appends to a std::string.
+  /// a writer that appends to a std::string. `adds`, when known, is how much
+  /// f appends: the string is given room for that and for the sink's next
+  /// writing beforehand, so that a large piece is not copied again when
+  /// the sink opens past it.
   template <class F>
-  void with_string(F&& f) {
+  void with_string(F&& f, std::size_t adds = 0) {
     close();
     p_ = end_ = nullptr;  // closed: if f throws, the string stays as f left it
+    if (const std::size_t want = out_.size() + adds + step; adds != 0 && want > out_.capacity()) {
+      out_.reserve(want);
+    }
     f(out_);
     open(0);
   }

@@ -3,6 +3,7 @@
 
 #include <rapidrpc/literals.hpp>
 
+#include "value/base64.hpp"
 #include "value/sink.hpp"
 #include "value/text.hpp"
 
@@ -161,7 +162,8 @@ struct value_writer {
   }
   void operator()(const bytes& b) const {
     out.put("<base64>");
-    out.with_string([&](std::string& text) { rapidrpc::append_base64(text, b.data); });
+    out.with_string([&](std::string& text) { rapidrpc::append_base64(text, b.data); },
+                    rapidrpc::detail::base64_chars(b.data.size()));
     out.put("</base64>");
   }
   void operator()(const array& a) const {
