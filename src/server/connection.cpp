@@ -270,7 +270,13 @@ void connection::drive() {
     process_requests();
     if (!flush() || closed_) break;        // waiting for the peer to read
     if (busy_ || closing_ || eof_) break;  // nothing more to read for now
-    if (!can_read_) break;
+    // After a short read the reactor waits for epoll's next report
+    // (drained_read.hpp); the end of the stream, when it came with the
+    // bytes read, is not reported again. Mid-request, where a close must
+    // end the request now, not at its timeout, the socket is read once
+    // more first: nothing, more bytes, or the end. (Between requests the
+    // parking's readiness wait finds such an end, within two seconds.)
+    if (!can_read_ && !(short_read_ && (in_request() || !in_.empty()))) break;
     // Fairness: once this turn has answered a request, the next one waits
     // for the other connections' turns. Reads that fill the buffer (large
     // bodies read to the byte) would otherwise keep one fast client on the
@@ -279,7 +285,9 @@ void connection::drive() {
       yield = true;
       break;
     }
-    if (!read_some()) break;
+    // The end of the stream goes round once more: a request it cut short
+    // is ended there (process_requests()).
+    if (!read_some() && !eof_) break;
   }
   in_drive_ = false;
   if (closed_ || wait_write_) return;
@@ -325,9 +333,11 @@ bool connection::read_some() {
     // A short read drained the socket: with edge-triggered readiness the next
     // arrival wakes the loop again, so no read is wasted on EAGAIN.
     can_read_ = static_cast<std::size_t>(n) == want;
+    short_read_ = !can_read_;
     return true;
   }
   can_read_ = false;
+  short_read_ = false;
   if (n == 0) {
     eof_ = true;
   } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -721,9 +731,9 @@ bool connection::flush() {
 }
 
 // Waits for input with a read, not a bare readiness wait: Asio re-arms the
-// descriptor (an epoll_ctl call) for every bare wait, but after a short read
-// it queues the next read without a syscall until epoll reports new data.
-// So a keep-alive request costs one recv() and one send().
+// descriptor (an epoll_ctl call) for every bare wait, while a read queued
+// after a short one (drained_read.hpp) waits without a syscall until epoll
+// reports new data. So a keep-alive request costs one recv() and one send().
 void connection::wait_readable() {
   wait_read_ = true;
   if (tls_) {
@@ -741,15 +751,15 @@ void connection::wait_readable() {
     }
     // The same readiness read, of ciphertext, which OpenSSL then takes
     // before it reads the socket itself.
-    socket_.async_read_some(net::buffer(tls_->space(), tls::session::capacity()),
-                            [self = shared_from_this()](const boost::system::error_code& ec,
-                                                        std::size_t n) { self->on_read(ec, n); });
+    loop_.reader().read(socket_, net::buffer(tls_->space(), tls::session::capacity()),
+                        [self = shared_from_this()](const boost::system::error_code& ec,
+                                                    std::size_t n) { self->on_read(ec, n); });
     return;
   }
   std::size_t want = read_size();
-  socket_.async_read_some(net::buffer(in_.prepare(want), want),
-                          [self = shared_from_this()](const boost::system::error_code& ec,
-                                                      std::size_t n) { self->on_read(ec, n); });
+  loop_.reader().read(socket_, net::buffer(in_.prepare(want), want),
+                      [self = shared_from_this()](const boost::system::error_code& ec,
+                                                  std::size_t n) { self->on_read(ec, n); });
 }
 
 // The read wait_readable() queued has completed: `n` bytes of plaintext in
@@ -776,6 +786,7 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
     in_.commit(n);
     loop_.stats().received(n);
     can_read_ = n == last_read_size_;
+    short_read_ = !can_read_;
   }
   drive();
 }

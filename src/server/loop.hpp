@@ -11,6 +11,7 @@
 #include "rpc/exchange.hpp"
 #include "server/api_page.hpp"
 #include "server/byte_buffer.hpp"
+#include "server/drained_read.hpp"
 #include "server/relay.hpp"
 #include "server/slot_pool.hpp"
 #include "service/service.hpp"
@@ -129,6 +130,8 @@ class loop final : public service {
   serving_state& shared() noexcept { return shared_; }
   const call_context& context() const noexcept { return context_; }
   boost::asio::io_context& io() noexcept { return io_; }
+  /// How connections read (drained_read.hpp).
+  drained_reader& reader() noexcept { return reader_; }
   void attach(connection* c) { connections_.insert(c); }
   void detach(connection* c);
   bool draining() const noexcept { return draining_; }
@@ -185,6 +188,7 @@ class loop final : public service {
   rpc::parser_pool parsers_;
   std::optional<boost::asio::io_context> own_io_;  // unless on a caller's io_context
   boost::asio::io_context& io_;
+  drained_reader reader_{io_};
   std::unique_ptr<access_log_buffer> log_;  // after io_: its timer lives there
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   call_context context_;

@@ -9,7 +9,9 @@
 //   would-block waits, and arrives whole;
 // - a send failing at the Nth call, for every N: the connection closes at
 //   once, sends nothing more, and the client gets exactly the bytes sent
-//   before.
+//   before;
+// - keep-alive requests one after another: one recv() each, none of them
+//   finding the socket empty (drained_read.hpp).
 //
 // This executable interposes recv() and send() (its own definitions come
 // before libc's, and before a sanitizer's, which they then call), counting
@@ -35,6 +37,7 @@ namespace {
 
 std::atomic<int> watched{-1};           // the connection's descriptor
 std::atomic<int> reads{0};              // recv() calls on it that returned bytes
+std::atomic<int> empty_reads{0};        // recv() calls on it that said EAGAIN
 std::atomic<int> sends{0};              // send() calls on it
 std::atomic<int> would_block{0};        // send() calls on it that said EAGAIN
 std::atomic<std::size_t> sent{0};       // bytes send() took
@@ -52,6 +55,7 @@ extern "C" ssize_t recv(int fd, void* buf, size_t len, int flags) {
   static const auto next = real<ssize_t (*)(int, void*, size_t, int)>("recv");
   const ssize_t n = next(fd, buf, len, flags);
   if (fd == watched.load() && n > 0) ++reads;
+  if (fd == watched.load() && n < 0 && errno == EAGAIN) ++empty_reads;
   return n;
 }
 
@@ -93,6 +97,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 void reset_counts() {
   reads = 0;
+  empty_reads = 0;
   sends = 0;
   would_block = 0;
   sent = 0;
@@ -201,6 +206,35 @@ TEST_F(ConnectionTest, ALargeReplyLeavesThroughATinySendBuffer) {
   EXPECT_EQ(got.size(), sent.load());
   EXPECT_GT(sends.load(), 10) << "the reply left in one send: the buffer was not tiny";
   EXPECT_GT(would_block.load(), 0) << "no send found the socket full";
+}
+
+// A connection that has read a request short (all the socket had) waits
+// for epoll's report of the next one: it does not try a recv() first and
+// find nothing, once per request (Asio's own read does).
+TEST_F(ConnectionTest, AKeepAliveRequestCostsOneRead) {
+  constexpr int calls = 50;
+  int answered = 0;
+  serve([&](int fd) {
+    for (int i = 0; i < calls; ++i) {
+      const std::string request = add_call(i, 1);
+      ASSERT_EQ(client_send(fd, request.data(), request.size()),
+                static_cast<ssize_t>(request.size()));
+      std::string got;
+      char chunk[4096];
+      while (got.find("</methodResponse>") == std::string::npos) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        ASSERT_GT(n, 0) << "closed after " << i << " answers";
+        got.append(chunk, static_cast<std::size_t>(n));
+      }
+      if (got.find("<int>" + std::to_string(i + 1) + "</int>") != std::string::npos) ++answered;
+    }
+    ::shutdown(fd, SHUT_WR);
+    read_all(fd);
+  });
+  EXPECT_EQ(answered, calls);
+  EXPECT_EQ(reads.load(), calls) << "one recv() per request";
+  // The first read may be tried before the client's first request is there.
+  EXPECT_LE(empty_reads.load(), 1) << "recv() calls that found nothing";
 }
 
 TEST_F(ConnectionTest, ASendFailingAtTheNthCallClosesTheConnection) {
