@@ -331,7 +331,8 @@ bool connection::read_some() {
     in_.commit(static_cast<std::size_t>(n));
     loop_.stats().received(static_cast<std::size_t>(n));
     // A short read drained the socket: with edge-triggered readiness the next
-    // arrival wakes the loop again, so no read is wasted on EAGAIN.
+    // arrival wakes the loop again, so no read is wasted on EAGAIN (except
+    // the one drive() makes mid-request, for an end of stream).
     can_read_ = static_cast<std::size_t>(n) == want;
     short_read_ = !can_read_;
     return true;
