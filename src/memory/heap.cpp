@@ -1,6 +1,7 @@
 #include "memory/heap.hpp"
 
 #include <malloc.h>
+#include <algorithm>
 
 namespace rapidrpc::detail {
 
@@ -23,8 +24,8 @@ void trim_heap() noexcept {
 #endif
 }
 
-void heap_trimmer::freed() {
-  due_ = std::chrono::steady_clock::now() + quiet;
+void heap_trimmer::freed(std::chrono::milliseconds keep) {
+  due_ = std::max(due_, std::chrono::steady_clock::now() + keep);
   if (!armed_) arm();
 }
 

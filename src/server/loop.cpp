@@ -208,10 +208,11 @@ void loop::sweep() {
     for (connection* c : connections_) c->check_deadline(now);
     for (connection* c : connections_) c->park(now);
     // What closed connections freed goes back to the system (the daemon's
-    // heap keeps freed memory otherwise): once a second at most.
+    // heap keeps freed memory otherwise): once a second at most, and not
+    // while large requests are coming (their pages are kept for the next).
     if (freed_since_sweep_) {
       freed_since_sweep_ = false;
-      trim_heap();
+      trimmer_.freed(heap_trimmer::after_idle);
     }
     sweep();
   });

@@ -140,6 +140,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def minor_faults(pid):
+    """The page faults a process has taken so far without reading a disk
+    (minflt): one for each page of memory it touched fresh."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def open_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 

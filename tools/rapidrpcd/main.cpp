@@ -121,8 +121,8 @@ sigset_t set_up_process() {
   // them gives nothing back at once: back-to-back large requests reuse the
   // same pages instead of faulting in fresh ones (half the CPU of a large
   // call went to that). Each loop gives the heap's free memory back to
-  // the system (malloc_trim) once no large buffer has been freed for 50 ms
-  // (loop::large_buffer_freed), so what a burst of large or hostile
+  // the system (malloc_trim) once no large buffer has been freed for a
+  // second (loop::large_buffer_freed), so what a burst of large or hostile
   // requests took still goes back. Fixed thresholds: glibc's default would
   // move them with the largest block freed. One arena: malloc_trim gives
   // back the free end (the top) of the main arena only, not of the arenas
