@@ -617,6 +617,44 @@ TEST(XmlrpcParser, LongStringsArriveIntact) {
   EXPECT_EQ(std::get<method_call>(r2).params, array{"short"});
 }
 
+TEST(XmlrpcParser, LargeArraysGrowEightFoldWithinTheElementLimit) {
+  // Past 4,096 items an array grows eight-fold rather than two-fold (each
+  // growth moves every item so far), but never takes room for more items
+  // than the element limit leaves: each item is at least one element.
+  // Read by the direct scanner and by expat alike, at every size around
+  // the steps and with limits that cut the array short.
+  const auto doc = [](int items) {
+    std::string values;
+    for (int i = 0; i < items; ++i) values += "<value><int>" + std::to_string(i) + "</int></value>";
+    return call_with("<value><array><data>" + values + "</data></array></value>");
+  };
+  const auto room = [](const std::string& text, const limits& lim) -> std::size_t {
+    parser p(call_doc, lim);
+    if (!p.parse(text)) return 0;
+    return p.call().params.at(0).as<array>().capacity();
+  };
+  for (int items : {4096, 4097, 5000, 32768, 32769, 40000}) {
+    SCOPED_TRACE(items);
+    const std::string text = doc(items);
+    EXPECT_EQ(test::parse_direct(call_doc, text), parse_whole(call_doc, text));
+    const auto r = parse_call(text);
+    ASSERT_TRUE(std::holds_alternative<method_call>(r));
+    const auto& got = std::get<method_call>(r).params.at(0).as<array>();
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(items));
+    EXPECT_EQ(got.back(), value(items - 1));
+    // The envelope is 7 elements, each item 2.
+    for (std::size_t max : {7u + 2 * 4096, 8u + 2 * 4096, 7u + 2 * 4097 + 1, 7u + 2 * 32768,
+                            7u + 2 * 32769, 7u + 2 * 40000, 8u + 2 * 40000}) {
+      SCOPED_TRACE(max);
+      const limits lim{.max_elements = max};
+      EXPECT_EQ(test::parse_direct(call_doc, text, lim), parse_whole(call_doc, text, lim));
+      EXPECT_LE(room(text, lim), max);
+    }
+  }
+  EXPECT_EQ(room(doc(5000), {}), 8u * 4096);
+  EXPECT_EQ(room(doc(40000), {}), 8u * 8 * 4096);
+}
+
 // --- parse(): the direct scanner and its way back to expat -----------------
 
 // Whether parse() read `doc` without expat, after checking that its outcome
