@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <algorithm>
+#include <atomic>
 
 namespace rapidrpc::detail {
 
@@ -24,19 +25,49 @@ void trim_heap() noexcept {
 #endif
 }
 
-void heap_trimmer::freed(std::chrono::milliseconds keep) {
-  due_ = std::max(due_, std::chrono::steady_clock::now() + keep);
+namespace {
+
+// The end of the keep after the last large buffer freed anywhere in the
+// process (a steady_clock count): loops free and trim on their own threads.
+std::atomic<heap_trimmer::clock::rep> large_kept_until{0};
+
+heap_trimmer::clock::time_point kept_until() noexcept {
+  return heap_trimmer::clock::time_point(
+      heap_trimmer::clock::duration(large_kept_until.load(std::memory_order_relaxed)));
+}
+
+}  // namespace
+
+void heap_trimmer::large_freed() {
+  const auto until = clock::now() + after_large;
+  auto seen = large_kept_until.load(std::memory_order_relaxed);
+  while (seen < until.time_since_epoch().count() &&
+         !large_kept_until.compare_exchange_weak(seen, until.time_since_epoch().count(),
+                                                 std::memory_order_relaxed)) {
+  }
+  freed(until);
+}
+
+void heap_trimmer::idle_freed() { freed(clock::now() + after_idle); }
+
+heap_trimmer::clock::time_point heap_trimmer::trim_at() const noexcept {
+  return std::max(due_, kept_until());
+}
+
+void heap_trimmer::freed(clock::time_point until) {
+  due_ = std::max(due_, until);
   if (!armed_) arm();
 }
 
 void heap_trimmer::arm() {
   armed_ = true;
-  timer_.expires_at(due_);
+  timer_.expires_at(trim_at());
   timer_.async_wait([this](const boost::system::error_code& ec) {
     armed_ = false;
     if (ec) return;
-    // Another large buffer was freed meanwhile: the burst goes on.
-    if (std::chrono::steady_clock::now() < due_) return arm();
+    // Something was freed meanwhile, here or (a large buffer) on another
+    // loop: the burst goes on.
+    if (clock::now() < trim_at()) return arm();
     trim_heap();
   });
 }

@@ -23,9 +23,14 @@ inline constexpr std::size_t large_buffer_bytes = std::size_t{64} << 10;
 void trim_heap() noexcept;
 
 /// Trims the heap once what was freed has been kept for a while with
-/// nothing more freed. One per event loop, used on its thread only.
+/// nothing more freed. One per event loop, used on its thread only. The
+/// heap is the process's (one malloc arena), and so is the keep after a
+/// large buffer: a trimmer does not trim while a large buffer freed on any
+/// loop is being kept, since its trim would give that back too.
 class heap_trimmer {
  public:
+  using clock = std::chrono::steady_clock;
+
   /// How long the heap keeps what a large buffer freed: a client that
   /// sends its next large request within it finds the pages resident.
   /// Each fresh page costs a page fault; with 50 ms, a client that took
@@ -39,18 +44,24 @@ class heap_trimmer {
 
   explicit heap_trimmer(boost::asio::io_context& io) : timer_(io) {}
 
-  /// Memory was freed (by what runs on this loop); trims once `keep` has
-  /// passed with nothing more freed, or later if something freed before
-  /// is still to be kept longer.
-  void freed(std::chrono::milliseconds keep);
+  /// A buffer of at least large_buffer_bytes was freed (by what runs on
+  /// this loop): no trimmer of the process trims for after_large.
+  void large_freed();
+  /// Idle connections gave their memory back: trims after_idle later,
+  /// or once the keep after the last large buffer ends.
+  void idle_freed();
+  /// When this trimmer will trim, if it is waiting to: the later of its
+  /// own due time and the end of the process's keep after a large buffer.
+  [[nodiscard]] clock::time_point trim_at() const noexcept;
   /// The loop is done: trims now if a trim was due, and waits no more.
   void finish();
 
  private:
+  void freed(clock::time_point until);
   void arm();
 
   boost::asio::steady_timer timer_;
-  std::chrono::steady_clock::time_point due_{};
+  clock::time_point due_{};
   bool armed_ = false;
 };
 

@@ -212,7 +212,7 @@ void loop::sweep() {
     // while large requests are coming (their pages are kept for the next).
     if (freed_since_sweep_) {
       freed_since_sweep_ = false;
-      trimmer_.freed(heap_trimmer::after_idle);
+      trimmer_.idle_freed();
     }
     sweep();
   });

@@ -151,15 +151,15 @@ class loop final : public service {
   std::string& spare_body() noexcept { return spare_body_; }
   /// A connection has freed a buffer of at least large_buffer_bytes (a
   /// body or a reply): once none has been freed for
-  /// heap_trimmer::after_large, the heap's free memory goes back to the
-  /// system. Until then it stays for the next large request, which so
-  /// takes no fresh pages.
-  void large_buffer_freed() { trimmer_.freed(heap_trimmer::after_large); }
+  /// heap_trimmer::after_large (on any loop), the heap's free memory goes
+  /// back to the system. Until then it stays for the next large request,
+  /// which so takes no fresh pages.
+  void large_buffer_freed() { trimmer_.large_freed(); }
   /// A connection has parked, its buffers freed: what a burst of requests
   /// left in the heap between the connections goes back to the system once
   /// the sweep's parking is done (connections park at a sweep, once a
   /// second at most), unless large requests are still coming.
-  void idle_memory_freed() { trimmer_.freed(heap_trimmer::after_idle); }
+  void idle_memory_freed() { trimmer_.idle_freed(); }
 
  private:
   struct listener {

@@ -140,9 +140,7 @@ void zmq_router::finish(call& c, const rpc::reply& r) {
   calls_.give_back(c);
   // What a large call's values took goes back to the system once large
   // calls stop (the daemon keeps freed memory in the heap otherwise).
-  if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) {
-    trimmer_.freed(heap_trimmer::after_large);
-  }
+  if (std::max(c.request_bytes, r.body.size()) >= large_buffer_bytes) trimmer_.large_freed();
   settled();
 }
 
