@@ -43,10 +43,11 @@ def run_tool(*args, timeout=RUN_TIMEOUT):
 
 
 def run_on_terminal(*args, stdout_terminal=True, stderr_terminal=True, columns=200,
-                    timeout=RUN_TIMEOUT):
+                    term="xterm", timeout=RUN_TIMEOUT):
     """Runs rapidrpc with `args`, its standard output and standard error on
-    a pseudo-terminal `columns` wide, but for the one of them that
-    `stdout_terminal` or `stderr_terminal` puts on a pipe instead. Returns
+    a pseudo-terminal `columns` wide and of type `term` (TERM; None: unset),
+    but for the one of them that `stdout_terminal` or `stderr_terminal`
+    puts on a pipe instead. Returns
     (exit status, what the terminal got, what the pipe got) as text; the
     carriage return the terminal puts before each newline is taken out
     again, so that any carriage return left is the program's own. Kills it
@@ -55,7 +56,10 @@ def run_on_terminal(*args, stdout_terminal=True, stderr_terminal=True, columns=2
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+        env = {k: v for k, v in os.environ.items() if k != "TERM"}
+        if term is not None:
+            env["TERM"] = term
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env,
                                 stdout=slave if stdout_terminal else subprocess.PIPE,
                                 stderr=slave if stderr_terminal else subprocess.PIPE)
     finally:

@@ -100,6 +100,27 @@ class LiveLineTest(harness.DaemonTestCase):
             self.assertRegex(line, r"^\d+ s of 2 s: \d+ calls")
         self.assertTrue(summary.startswith("rapidrpc bench: "), repr(summary[:300]))
 
+    def test_a_dumb_terminal_gets_no_escape_sequence(self):
+        # Emacs's shell and other dumb terminals show the erase sequence as
+        # text: the line is written over with a carriage return and spaces
+        # instead, and blanked the same way before the summary.
+        for term in ("dumb", None):
+            terminal, _ = self.bench_on_terminal(*LOAD, term=term)
+            self.assertNotIn("\x1b", terminal)
+            parts = terminal.split("\r")
+            lines, summary = [p.rstrip(" ") for p in parts[1:-1] if p.strip(" ")], parts[-1]
+            self.assertEqual(parts[0], "", repr(terminal[:300]))
+            self.assertGreaterEqual(len(lines), 2, f"fewer than two refreshes in 3 s: {terminal!r}")
+            for line in lines:
+                self.assertRegex(line, TIMED_LINE, f"TERM={term}")
+            # Each text is as long as the one it writes over, or longer, and the
+            # last is blanked whole.
+            widths = [len(p) for p in parts[1:-1]]
+            self.assertTrue(all(b >= a for a, b in zip(widths, widths[1:])), widths)
+            self.assertEqual(parts[-2], " " * len(parts[-3].rstrip(" ")), repr(parts[-3:]))
+            self.assertTrue(summary.startswith("rapidrpc bench: sample.add on "), repr(summary[:300]))
+            self.assert_plain_summary(summary)
+
 
 if __name__ == "__main__":
     harness.main()

@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <string>
 
 namespace rapidrpc::cli {
 
@@ -13,8 +15,14 @@ namespace {
 
 constexpr auto refresh = std::chrono::seconds(1);
 // Back to the start of the line, and erase to its end: the line is written
-// over itself, however much shorter the new text is.
+// over itself, however much shorter the new text is. A dumb terminal gets
+// the carriage return alone, and spaces where the old text was longer.
 constexpr std::string_view rewind = "\r\x1b[K";
+
+bool dumb_terminal() noexcept {
+  const char* term = std::getenv("TERM");
+  return term == nullptr || *term == '\0' || std::string_view(term) == "dumb";
+}
 
 double seconds(live_line::clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -32,7 +40,7 @@ bool live_line::wanted(bool json, bool quiet) noexcept {
 }
 
 live_line::live_line(double duration_s, std::uint64_t requests, int fd)
-    : duration_s_(duration_s), requests_(requests), fd_(fd) {}
+    : duration_s_(duration_s), requests_(requests), fd_(fd), dumb_(dumb_terminal()) {}
 
 live_line::~live_line() { stop(); }
 
@@ -51,7 +59,14 @@ void live_line::stop() {
   wake_.notify_one();
   thread_.join();
   // The summary comes next, on standard output: it starts on a clean line.
-  if (shown_) write_out(rewind);
+  if (!shown_) return;
+  if (dumb_) {
+    std::string blank(shown_chars_ + 2, ' ');
+    blank.front() = blank.back() = '\r';
+    write_out(blank);
+  } else {
+    write_out(rewind);
+  }
 }
 
 void live_line::run() {
@@ -84,13 +99,20 @@ void live_line::show(clock::time_point now) {
   p.p99_ns = f.latency.quantile(0.99);
   last_at_ = now;
   last_calls_ = p.calls;
-  std::string line(rewind);
-  line += progress_text(p);
+  std::string text = progress_text(p);
   // Wider than the terminal, the line would wrap, and the carriage return
   // would go back to the start of its last row only.
   const std::size_t width = columns(fd_);
-  if (width > 1 && line.size() - rewind.size() >= width) line.resize(rewind.size() + width - 1);
-  write_out(line);
+  if (width > 1 && text.size() >= width) text.resize(width - 1);
+  const std::size_t chars = text.size();
+  if (!dumb_) {
+    text.insert(0, rewind);
+  } else {
+    text.insert(0, 1, '\r');
+    if (chars < shown_chars_) text.append(shown_chars_ - chars, ' ');
+  }
+  write_out(text);
+  shown_chars_ = chars;
   shown_ = true;
 }
 

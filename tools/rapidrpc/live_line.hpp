@@ -55,7 +55,10 @@ class live_line {
   static bool wanted(bool json, bool quiet) noexcept;
 
   /// The line of a run of `duration_s` seconds, or of `requests` calls if
-  /// that is not 0, written to the descriptor `fd` (a terminal).
+  /// that is not 0, written to the descriptor `fd` (a terminal). It is
+  /// written over in place with a carriage return and an erase to the end
+  /// of the line; on a terminal whose TERM is dumb or unset, with a
+  /// carriage return and spaces over what is left of the text before.
   live_line(double duration_s, std::uint64_t requests, int fd);
   ~live_line();  ///< stop()
   live_line(const live_line&) = delete;
@@ -76,11 +79,15 @@ class live_line {
   const double duration_s_;
   const std::uint64_t requests_;
   const int fd_;
+  // A terminal that knows no escape sequences (TERM dumb or unset, such as
+  // Emacs's shell): the line is written over with spaces instead of erased.
+  const bool dumb_;
   reader read_;
   clock::time_point started_{};
   // The line's thread alone, until stop() has joined it.
   clock::time_point last_at_{};
   std::uint64_t last_calls_ = 0;
+  std::size_t shown_chars_ = 0;  // of the text on the terminal now
   bool shown_ = false;
   bool broken_ = false;  // a write failed: the terminal is gone; show nothing more
   // stop() tells the line's thread through these.
