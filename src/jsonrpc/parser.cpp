@@ -12,6 +12,7 @@
 
 #include "jsonrpc/scanner.hpp"
 #include "value/decimal.hpp"
+#include "value/growth.hpp"
 #include "value/text.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -350,16 +351,8 @@ class handler {
     if (!frames_.empty()) {
       frame& f = frames_.back();
       if (!f.is_object) {
-        // Past 4,096 items an array grows eight-fold (up to what the
-        // element limit leaves), not two-fold: each growth moves every item
-        // so far, and doubling moved them 1.3 times each on average, 11% of
-        // a JSON-RPC echo of a 200,000-value array (callgrind). The room not
-        // yet used is address space, not resident memory, as for the body
-        // (http/request_parser.cpp).
-        if (f.items.size() == f.items.capacity() && f.items.size() >= 4096) [[unlikely]]
-          f.items.reserve(std::min(f.items.size() * 8, f.items.size() + 1 + lim_.max_elements -
-                                                           std::min(elements_, lim_.max_elements)));
-        f.items.emplace_back(std::forward<T>(v));
+        rapidrpc::detail::room_for_one_more(f.items, elements_, lim_.max_elements)
+            .emplace_back(std::forward<T>(v));
       } else if (!f.members.try_emplace(std::move(f.key), std::forward<T>(v)).second) {
         note_inner("a member name repeats in an object");
       }

@@ -34,6 +34,7 @@
 #include <rapidrpc/literals.hpp>
 
 #include "charset.hpp"
+#include "value/growth.hpp"
 
 #include <expat.h>
 
@@ -701,19 +702,6 @@ struct parser::impl {
     open(t);
   }
 
-  // `items` with room for one more. Past 4,096 items an array grows
-  // eight-fold (up to what the element limit leaves: each item is at least
-  // one element), not two-fold: each growth moves every item so far, and
-  // doubling moved them once more each on average (as in the JSON-RPC
-  // reader). The room not yet used is address space, not resident memory.
-  array& grown(array& items) const {
-    if (items.size() == items.capacity() && items.size() >= 4096) [[unlikely]] {
-      items.reserve(std::min(items.size() * 8, items.size() + 1 + lim.max_elements -
-                                                   std::min(elements, lim.max_elements)));
-    }
-    return items;
-  }
-
   // A start tag of element `t` (counted, known, its attributes allowed).
   void open(tag t) {
     if (stack.empty()) {
@@ -788,7 +776,9 @@ struct parser::impl {
         break;
       case tag::data:  // <value>*
         if (t != tag::value) return unexpected();
-        target = &grown(*std::get_if<array>(&parent.target->raw())).emplace_back();
+        target = &rapidrpc::detail::room_for_one_more(*std::get_if<array>(&parent.target->raw()),
+                                                      elements, lim.max_elements)
+                      .emplace_back();
         break;
       case tag::structure:  // <member>*
         if (t != tag::member) return unexpected();
