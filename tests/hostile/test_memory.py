@@ -160,10 +160,13 @@ class MemoryAfterALargeBody(hostile.HostileTestCase):
             c.close()
         print(f"\n  {harness.MODE}: page faults per call {faults} ({pages} pages of request)",
               flush=True)
-        # The first call takes its pages; the later ones find them.
+        # The first call takes its pages; the later ones find them. A later
+        # call may still take some (0 to 133 here, with 1,024 pages of
+        # request: its buffers land a little higher in the heap, or the
+        # sweep ran meanwhile); trimmed between the calls, each took 2,560.
         self.assertGreater(faults[0], pages // 2, f"the first call's pages: {faults}")
         for n in faults[1:]:
-            self.assertLess(n, pages // 8, f"later calls took fresh pages again: {faults}")
+            self.assertLess(n, pages // 4, f"later calls took fresh pages again: {faults}")
 
 
 if __name__ == "__main__":
