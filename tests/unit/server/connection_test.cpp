@@ -233,8 +233,15 @@ TEST_F(ConnectionTest, AKeepAliveRequestCostsOneRead) {
   });
   EXPECT_EQ(answered, calls);
   EXPECT_EQ(reads.load(), calls) << "one recv() per request";
+#ifdef RAPIDRPC_DRAINED_READ
   // The first read may be tried before the client's first request is there.
   EXPECT_LE(empty_reads.load(), 1) << "recv() calls that found nothing";
+#else
+  // Asio's own read (another Boost, or RAPIDRPC_NO_DRAINED_READ) tries the
+  // socket before waiting: at most once per request, and the end of the
+  // stream.
+  EXPECT_LE(empty_reads.load(), calls + 1) << "recv() calls that found nothing";
+#endif
 }
 
 TEST_F(ConnectionTest, ASendFailingAtTheNthCallClosesTheConnection) {
