@@ -154,9 +154,10 @@ class worker_pool final : public detail::pool_runner {
     // it came as one); the pool thread only moves bytes.
     // One allocation, then a pointer moves: the call record is moved once.
     auto j = std::make_unique<job>();
-    // Room for a small call's frame at once (sample.add's is 41 bytes in
-    // marshal form): grown from the string's own 15 bytes it took two
-    // reallocations a call; a large one grows from here.
+    // Room for a small call's frame at once (sample.add(3, 5)'s is 40
+    // bytes in marshal form, its length included): grown from the string's
+    // own 15 bytes it took two reallocations a call; a large one grows from
+    // here.
     j->frame.reserve(small_frame_bytes + c.name.size());
     j->frame.assign(4, '\0');  // the length, once the document is in
     // Workers that read marshal get the call so, unless a parameter has no

@@ -16,7 +16,6 @@ Skipped in a sanitizer build, whose memory is the sanitizer's.
 """
 
 import time
-import unittest
 
 import hostile  # first: it puts tests/integration on the path
 import harness  # noqa: E402
