@@ -198,7 +198,7 @@ void connection::check_deadline(clock::time_point now) {
 
 void connection::drain(clock::time_point now) {
   if (closed_) return;
-  if (!busy_ && !in_request() && in_.empty() && out_sent_ == out_.size()) {
+  if (!busy_ && !request_begun() && out_sent_ == out_.size()) {
     // A keep-alive client may have sent its next request just now: closing
     // would cut it off (the client sees a reset, and cannot know whether the
     // call ran). Its request is answered with "Connection: close" instead;
@@ -216,7 +216,7 @@ void connection::park(clock::time_point now) {
   if (closed_ || parked_ || parking_ || phase_ != phase::idle || now - idle_since_ < park_after)
     return;
   if (busy_ || in_drive_ || resume_posted_ || wait_write_ || !wait_read_ || closing_ || eof_ ||
-      in_request() || !in_.empty() || out_sent_ != out_.size())
+      request_begun() || out_sent_ != out_.size())
     return;
   // A TLS session parks with nothing buffered (no record begun), and not
   // while a read of OpenSSL's waits for the socket to be writable.
@@ -276,7 +276,7 @@ void connection::drive() {
     // end the request now, not at its timeout, the socket is read once
     // more first: nothing, more bytes, or the end. (Between requests the
     // parking's readiness wait finds such an end, within two seconds.)
-    if (!can_read_ && !(short_read_ && (in_request() || !in_.empty()))) break;
+    if (!can_read_ && !(short_read_ && request_begun())) break;
     // Fairness: once this turn has answered a request, the next one waits
     // for the other connections' turns. Reads that fill the buffer (large
     // bodies read to the byte) would otherwise keep one fast client on the
@@ -314,8 +314,7 @@ void connection::drive() {
   // With TLS, the handshake and the first request share the request
   // timeout: a client that completes the handshake and then says nothing is
   // not idle yet.
-  bool mid_request =
-      in_request() || !in_.empty() || (tls_ && (!tls_->established() || answered_ == 0));
+  bool mid_request = request_begun() || (tls_ && (!tls_->established() || answered_ == 0));
   set_phase(mid_request ? phase::request : phase::idle, now);
   in_.shrink(keep_buffer_bytes);
   if (!wait_read_) wait_readable();

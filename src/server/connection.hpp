@@ -129,6 +129,9 @@ class connection final : public std::enable_shared_from_this<connection>,
   http::request_reader& reader() { return serve().reader; }
   rpc::exchange& exchange() { return serve().exchange; }
   bool in_request() const noexcept { return serving_ && serving_->reader.in_request(); }
+  // Bytes of a request are here: one begun in the reader, or read and not
+  // yet parsed.
+  bool request_begun() const noexcept { return in_request() || !in_.empty(); }
   std::shared_ptr<relay_channel>
       relay_;  // server_options::relay.socket: this client's Unix connection
 
