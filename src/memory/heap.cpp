@@ -45,18 +45,16 @@ void heap_trimmer::large_freed() {
          !large_kept_until.compare_exchange_weak(seen, until.time_since_epoch().count(),
                                                  std::memory_order_relaxed)) {
   }
-  freed(until);
+  if (!armed_) arm();  // trim_at() holds the keep
 }
 
-void heap_trimmer::idle_freed() { freed(clock::now() + after_idle); }
+void heap_trimmer::idle_freed() {
+  due_ = std::max(due_, clock::now() + after_idle);
+  if (!armed_) arm();
+}
 
 heap_trimmer::clock::time_point heap_trimmer::trim_at() const noexcept {
   return std::max(due_, kept_until());
-}
-
-void heap_trimmer::freed(clock::time_point until) {
-  due_ = std::max(due_, until);
-  if (!armed_) arm();
 }
 
 void heap_trimmer::arm() {

@@ -57,11 +57,10 @@ class heap_trimmer {
   void finish();
 
  private:
-  void freed(clock::time_point until);
   void arm();
 
   boost::asio::steady_timer timer_;
-  clock::time_point due_{};
+  clock::time_point due_{};  // after idle memory freed here (the large keep is the process's)
   bool armed_ = false;
 };
 
