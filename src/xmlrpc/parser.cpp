@@ -1111,8 +1111,56 @@ struct parser::impl {
     if (empty) {
       end_element();
       if (failed) return false;
+    } else if (t == tag::value) {
+      scan_scalar_value(p, end);
     }
     return true;
+  }
+
+  // After a <value> start tag: the whole of a typed scalar in its most
+  // common spelling, `<int>42</int></value>` (or i4, i8, ex:i8, double,
+  // string), with plain text, taken in one step: no frame for the type
+  // element, its text read where it lies. The events are those of the
+  // general steps, which read anything else (space around the element,
+  // references, an empty element, a malformed number) from p as it was:
+  // nothing is changed unless the whole of it is here and accepted.
+  void scan_scalar_value(const char*& p, const char* end) {
+    const char* q = p;
+    if (end - q < 2 || *q != '<') return;
+    const char* const name = ++q;
+    q = name_end(q, end);
+    const tag t = identify(std::string_view(name, static_cast<std::size_t>(q - name)));
+    if (t < tag::int_ || t > tag::string || t == tag::boolean) return;
+    if (q == end || *q != '>') return;
+    const char* const from = ++q;
+    const char* const lt = find_lt(q, end);
+    if (lt == nullptr || skip_plain(from, lt) != lt) return;
+    q = lt + 1;
+    if (q == end || *q++ != '/' || !skip_name(q, end, t) || q == end || *q++ != '>') return;
+    if (end - q < 2 || *q++ != '<' || *q++ != '/' || !skip_name(q, end, tag::value) || q == end ||
+        *q++ != '>')
+      return;
+    if (elements >= lim.max_elements) return;
+    const std::string_view text_of(from, static_cast<std::size_t>(lt - from));
+    auto& target = stack.back().target->raw();
+    if (t == tag::string) {
+      target.emplace<std::string>(text_of);
+    } else if (t == tag::floating) {
+      double d = 0;
+      if (rapidrpc::parse_double(text_of, d) != rapidrpc::literal_status::ok) return;
+      target.emplace<double>(d);
+    } else if (t == tag::int_ || t == tag::i4) {
+      std::int32_t i = 0;
+      if (rapidrpc::parse_integer(text_of, i) != rapidrpc::literal_status::ok) return;
+      target.emplace<std::int32_t>(i);
+    } else {
+      std::int64_t i = 0;
+      if (rapidrpc::parse_integer(text_of, i) != rapidrpc::literal_status::ok) return;
+      target.emplace<std::int64_t>(i);
+    }
+    ++elements;  // the type element
+    stack.pop_back();
+    p = q;
   }
 
   // Skips `t`'s name at p if it is there: two word comparisons where 16

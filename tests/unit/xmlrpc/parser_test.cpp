@@ -752,6 +752,76 @@ TEST(XmlrpcDirectScanner, LeavesAnythingElseToExpat) {
   }
 }
 
+// `<value><int>42</int></value>` and its kin are read in one step. Every
+// variation around that spelling gives what expat gives, whether the step
+// takes it or leaves it to the element-by-element reading.
+TEST(XmlrpcDirectScanner, ReadsATypedScalarInOneStepAsExpatWould) {
+  const std::vector<std::pair<std::string, std::string>> typed_texts = {
+      {"int", "42"},
+      {"int", "-2147483648"},
+      {"int", "2147483648"},
+      {"i4", "+7"},
+      {"i4", " 7"},
+      {"i4", "x"},
+      {"i4", ""},
+      {"i8", "-9223372036854775808"},
+      {"i8", "9223372036854775808"},
+      {"ex:i8", "9007199254740993"},
+      {"double", "-2.5e3"},
+      {"double", "1e400"},
+      {"double", "nan"},
+      {"double", ".5"},
+      {"string", ""},
+      {"string", "plain text"},
+      {"string", "a &amp; b"},
+      {"string", "caf\xc3\xa9"},
+      {"string", "]]>"},
+      {"string", "line\r\nnext"},
+      {"boolean", "1"},
+      {"boolean", "2"},
+      {"dateTime.iso8601", "20240229T23:59:59"},
+      {"base64", "aGVsbG8="},
+  };
+  // T stands for the type's name, X for the text.
+  const std::vector<std::string> spellings = {
+      "<value><T>X</T></value>",  "<value><T>X</T> </value>",        "<value> <T>X</T></value>",
+      "<value><T >X</T></value>", "<value><T>X</T ></value>",        "<value><T>X</T></value >",
+      "<value><T>X</T></valuex>", "<value><T>X</T></value",          "<value><T>X</T>",
+      "<value><T>X</i4></value>", "<value><T>X</string></value>",    "<value><T>X<T/></T></value>",
+      "<value><T/></value>",      "<value><T>X</T><T>X</T></value>",
+  };
+  const auto fill = [](const std::string& spelling, const std::string& type,
+                       const std::string& text) {
+    std::string out;
+    for (char c : spelling) out += c == 'T' ? type : c == 'X' ? text : std::string(1, c);
+    return out;
+  };
+  std::size_t direct = 0;
+  for (const auto& [type, text] : typed_texts) {
+    for (const auto& spelling : spellings) {
+      const std::string v = fill(spelling, type, text);
+      SCOPED_TRACE(v);
+      const std::vector<std::pair<document_type, std::string>> docs = {
+          {call_doc, call_with(v)},
+          {call_doc, call_with("<value><array><data>" + v + v + "</data></array></value>")},
+          {call_doc,
+           call_with("<value><struct><member><name>k</name>" + v + "</member></struct></value>")},
+          {response_doc, response_with("<params><param>" + v + "</param></params>")}};
+      for (const auto& [type_of, doc] : docs) direct += read_directly(type_of, doc) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(direct, 0u);
+  // At the element limit: the type element is one more element.
+  const std::string doc = call_with(
+      "<value><array><data><value><int>1</int></value>"
+      "<value><string>s</string></value></data></array></value>");
+  for (std::size_t max = 8; max <= 13; ++max) {
+    SCOPED_TRACE(max);
+    const limits lim{.max_elements = max};
+    EXPECT_EQ(test::parse_direct(call_doc, doc, lim), parse_whole(call_doc, doc, lim));
+  }
+}
+
 // Text is checked eight bytes at a time: whatever is special in it must be
 // seen at any place in a word, and in the bytes after the last whole word.
 TEST(XmlrpcDirectScanner, SeesSpecialBytesAtEveryOffset) {
