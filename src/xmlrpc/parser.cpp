@@ -272,9 +272,10 @@ struct parser::impl {
 
   std::vector<frame> stack;
   std::string text;  // text of the innermost text-holding element
-  // The text of a <base64> when the scanner found it in one piece with
-  // nothing to replace: a view of the document (which outlives the parse),
-  // read in place instead of copied into `text`.
+  // The text of a <base64> as the scanner found it, unchecked as text: a
+  // view of the document (which outlives the parse), decoded in place
+  // instead of copied into `text`. (If the decoder refuses it, the scanner
+  // gives up, as on any error, and expat reads the text.)
   std::string_view base64_in_place;
   std::size_t elements = 0;
   std::size_t depth = 0;  // open <array>/<struct>
@@ -1194,14 +1195,18 @@ struct parser::impl {
   // and line ends normalized (CR LF and CR to LF). Gives up on a byte XML
   // does not allow, bad UTF-8, "]]>", and any other reference.
   bool scan_text(const char* from, const char* to) {
+    if (!stack.empty() && stack.back().t == tag::base64 && text.empty()) {
+      // The only text the element has (its end comes next), not checked
+      // as text here: the decoder accepts nothing but the alphabet and
+      // XML's white space, all of which stand for themselves (a CR, which
+      // XML makes an LF, is white space to the decoder either way), and
+      // the text it refuses fails the scan.
+      base64_in_place = std::string_view(from, static_cast<std::size_t>(to - from));
+      return !failed;
+    }
     const char* p = skip_plain(from, to);
     if (p == to) {
-      const std::string_view whole(from, static_cast<std::size_t>(to - from));
-      if (!stack.empty() && stack.back().t == tag::base64 && text.empty()) {
-        base64_in_place = whole;  // the only text the element has: its end comes next
-        return !failed;
-      }
-      characters(whole);
+      characters(std::string_view(from, static_cast<std::size_t>(to - from)));
       return !failed;
     }
     decoded.assign(from, p);

@@ -822,6 +822,42 @@ TEST(XmlrpcDirectScanner, ReadsATypedScalarInOneStepAsExpatWould) {
   }
 }
 
+// A <base64>'s text is decoded where it lies, unchecked as XML text: what
+// the decoder takes is the alphabet and white space, and on anything else
+// the scanner gives up and expat's reading stands.
+TEST(XmlrpcDirectScanner, DecodesBase64WhereItLiesOrLeavesItToExpat) {
+  const std::vector<std::string> direct = {
+      "aGVsbG8=", "aGVs\nbG8=", "aGVs\r\nbG8=", "aGVs\rbG8=", " aGVs bG8= ", "\taGVsbG8=\n", "",
+  };
+  for (const auto& text : direct) {
+    SCOPED_TRACE(::testing::PrintToString(text));
+    EXPECT_TRUE(read_directly(call_doc, typed("base64", text)));
+    EXPECT_TRUE(read_directly(call_doc, call_with("<value><array><data><value><base64>" + text +
+                                                  "</base64></value><value><int>1</int></value>"
+                                                  "</data></array></value>")));
+  }
+  const std::vector<std::string> to_expat = {
+      "aGVs&#98;G8=",
+      "aGVs&amp;bG8=",
+      "aGVs\x01"
+      "bG8=",
+      "aGVs\x0c"
+      "bG8=",
+      "aGVs\xc3\xa9"
+      "bG8=",
+      "aGVs]]>bG8=",
+      "aGVs*bG8=",
+      "aGVsbG8",
+      "aGVsbG8=x",
+      "aGVsbG8=\xff",
+      std::string("aGVs\0bG8=", 9),
+  };
+  for (const auto& text : to_expat) {
+    SCOPED_TRACE(::testing::PrintToString(text));
+    EXPECT_FALSE(read_directly(call_doc, typed("base64", text)));
+  }
+}
+
 // Text is checked eight bytes at a time: whatever is special in it must be
 // seen at any place in a word, and in the bytes after the last whole word.
 TEST(XmlrpcDirectScanner, SeesSpecialBytesAtEveryOffset) {
