@@ -1114,6 +1114,8 @@ struct parser::impl {
       if (failed) return false;
     } else if (t == tag::value) {
       scan_scalar_value(p, end);
+    } else if (t == tag::data) {
+      scan_array_items(p, end);
     }
     return true;
   }
@@ -1126,42 +1128,105 @@ struct parser::impl {
   // references, an empty element, a malformed number) from p as it was:
   // nothing is changed unless the whole of it is here and accepted.
   void scan_scalar_value(const char*& p, const char* end) {
-    const char* q = p;
-    if (end - q < 2 || *q != '<') return;
+    if (elements >= lim.max_elements) return;  // the type element is one more
+    const char* const after = match_scalar(p, end);
+    if (after == nullptr) return;
+    value& target = *stack.back().target;
+    switch (matched.t) {
+      case tag::string:
+        target.raw().emplace<std::string>(matched.text);
+        break;
+      case tag::floating:
+        target.raw().emplace<double>(matched.d);
+        break;
+      case tag::int_:
+      case tag::i4:
+        target.raw().emplace<std::int32_t>(static_cast<std::int32_t>(matched.i));
+        break;
+      default:
+        target.raw().emplace<std::int64_t>(matched.i);
+        break;
+    }
+    ++elements;
+    stack.pop_back();
+    p = after;
+  }
+
+  // After a <data> start tag: its items while each is a scalar that
+  // scan_scalar_value() would take, each made where it is kept, white space
+  // between them skipped (the general steps let it pass too). Stops before
+  // anything else, which the general steps read.
+  void scan_array_items(const char*& p, const char* end) {
+    array& items = *std::get_if<array>(&stack.back().target->raw());
+    for (;;) {
+      skip_space(p, end);
+      if (lim.max_elements - std::min(elements, lim.max_elements) < 2) return;
+      if (end - p < 7 || std::memcmp(p, "<value>", 7) != 0) return;
+      const char* const after = match_scalar(p + 7, end);
+      if (after == nullptr) return;
+      ++elements;  // <value>, counted before its room is made, as open() does
+      array& room = rapidrpc::detail::room_for_one_more(items, elements, lim.max_elements);
+      switch (matched.t) {
+        case tag::string:
+          room.emplace_back(matched.text);
+          break;
+        case tag::floating:
+          room.emplace_back(matched.d);
+          break;
+        case tag::int_:
+        case tag::i4:
+          room.emplace_back(static_cast<std::int32_t>(matched.i));
+          break;
+        default:
+          room.emplace_back(matched.i);
+          break;
+      }
+      ++elements;  // the type element
+      p = after;
+    }
+  }
+
+  // What match_scalar() found: the type element and its value.
+  struct scalar {
+    tag t = tag::unknown;
+    std::string_view text;  // tag::string
+    std::int64_t i = 0;     // the integer types (an int or i4 within 32 bits)
+    double d = 0;           // tag::floating
+  } matched;
+
+  // `<T>text</T></value>` at p, T a scalar type, the text plain and its
+  // value valid: where it ends (`matched` says what it is), or nullptr.
+  const char* match_scalar(const char* q, const char* end) {
+    if (end - q < 2 || *q != '<') return nullptr;
     const char* const name = ++q;
     q = name_end(q, end);
     const tag t = identify(std::string_view(name, static_cast<std::size_t>(q - name)));
-    if (t < tag::int_ || t > tag::string || t == tag::boolean) return;
-    if (q == end || *q != '>') return;
+    if (t < tag::int_ || t > tag::string || t == tag::boolean) return nullptr;
+    if (q == end || *q != '>') return nullptr;
     const char* const from = ++q;
     const char* const lt = find_lt(q, end);
-    if (lt == nullptr || skip_plain(from, lt) != lt) return;
+    if (lt == nullptr || skip_plain(from, lt) != lt) return nullptr;
     q = lt + 1;
-    if (q == end || *q++ != '/' || !skip_name(q, end, t) || q == end || *q++ != '>') return;
+    if (q == end || *q++ != '/' || !skip_name(q, end, t) || q == end || *q++ != '>') return nullptr;
     if (end - q < 2 || *q++ != '<' || *q++ != '/' || !skip_name(q, end, tag::value) || q == end ||
         *q++ != '>')
-      return;
-    if (elements >= lim.max_elements) return;
+      return nullptr;
     const std::string_view text_of(from, static_cast<std::size_t>(lt - from));
-    auto& target = stack.back().target->raw();
+    matched.t = t;
     if (t == tag::string) {
-      target.emplace<std::string>(text_of);
+      matched.text = text_of;
     } else if (t == tag::floating) {
-      double d = 0;
-      if (rapidrpc::parse_double(text_of, d) != rapidrpc::literal_status::ok) return;
-      target.emplace<double>(d);
+      if (rapidrpc::parse_double(text_of, matched.d) != rapidrpc::literal_status::ok)
+        return nullptr;
     } else if (t == tag::int_ || t == tag::i4) {
       std::int32_t i = 0;
-      if (rapidrpc::parse_integer(text_of, i) != rapidrpc::literal_status::ok) return;
-      target.emplace<std::int32_t>(i);
+      if (rapidrpc::parse_integer(text_of, i) != rapidrpc::literal_status::ok) return nullptr;
+      matched.i = i;
     } else {
-      std::int64_t i = 0;
-      if (rapidrpc::parse_integer(text_of, i) != rapidrpc::literal_status::ok) return;
-      target.emplace<std::int64_t>(i);
+      if (rapidrpc::parse_integer(text_of, matched.i) != rapidrpc::literal_status::ok)
+        return nullptr;
     }
-    ++elements;  // the type element
-    stack.pop_back();
-    p = q;
+    return q;
   }
 
   // Skips `t`'s name at p if it is there: two word comparisons where 16

@@ -752,9 +752,10 @@ TEST(XmlrpcDirectScanner, LeavesAnythingElseToExpat) {
   }
 }
 
-// `<value><int>42</int></value>` and its kin are read in one step. Every
-// variation around that spelling gives what expat gives, whether the step
-// takes it or leaves it to the element-by-element reading.
+// `<value><int>42</int></value>` and its kin are read in one step (an
+// array's run of them in one loop). Every variation around that spelling
+// gives what expat gives, whether the step takes it or leaves it to the
+// element-by-element reading.
 TEST(XmlrpcDirectScanner, ReadsATypedScalarInOneStepAsExpatWould) {
   const std::vector<std::pair<std::string, std::string>> typed_texts = {
       {"int", "42"},
@@ -804,6 +805,9 @@ TEST(XmlrpcDirectScanner, ReadsATypedScalarInOneStepAsExpatWould) {
       const std::vector<std::pair<document_type, std::string>> docs = {
           {call_doc, call_with(v)},
           {call_doc, call_with("<value><array><data>" + v + v + "</data></array></value>")},
+          {call_doc, call_with("<value><array><data>\n" + v + "\n\t " + v +
+                               "\n<value><int>1</int>"
+                               "</value></data></array></value>")},
           {call_doc,
            call_with("<value><struct><member><name>k</name>" + v + "</member></struct></value>")},
           {response_doc, response_with("<params><param>" + v + "</param></params>")}};
