@@ -51,6 +51,7 @@
 #include <new>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 namespace rapidrpc::xmlrpc {
 namespace {
@@ -1129,24 +1130,11 @@ struct parser::impl {
   // nothing is changed unless the whole of it is here and accepted.
   void scan_scalar_value(const char*& p, const char* end) {
     if (elements >= lim.max_elements) return;  // the type element is one more
-    const char* const after = match_scalar(p, end);
+    scalar s;
+    const char* const after = match_scalar(p, end, s);
     if (after == nullptr) return;
     value& target = *stack.back().target;
-    switch (matched.t) {
-      case tag::string:
-        target.raw().emplace<std::string>(matched.text);
-        break;
-      case tag::floating:
-        target.raw().emplace<double>(matched.d);
-        break;
-      case tag::int_:
-      case tag::i4:
-        target.raw().emplace<std::int32_t>(static_cast<std::int32_t>(matched.i));
-        break;
-      default:
-        target.raw().emplace<std::int64_t>(matched.i);
-        break;
-    }
+    put_scalar(s, [&]<class T>(std::in_place_type_t<T>, auto v) { target.raw().emplace<T>(v); });
     ++elements;
     stack.pop_back();
     p = after;
@@ -1162,41 +1150,28 @@ struct parser::impl {
       skip_space(p, end);
       if (lim.max_elements - std::min(elements, lim.max_elements) < 2) return;
       if (end - p < 7 || std::memcmp(p, "<value>", 7) != 0) return;
-      const char* const after = match_scalar(p + 7, end);
+      scalar s;
+      const char* const after = match_scalar(p + 7, end, s);
       if (after == nullptr) return;
       ++elements;  // <value>, counted before its room is made, as open() does
       array& room = rapidrpc::detail::room_for_one_more(items, elements, lim.max_elements);
-      switch (matched.t) {
-        case tag::string:
-          room.emplace_back(matched.text);
-          break;
-        case tag::floating:
-          room.emplace_back(matched.d);
-          break;
-        case tag::int_:
-        case tag::i4:
-          room.emplace_back(static_cast<std::int32_t>(matched.i));
-          break;
-        default:
-          room.emplace_back(matched.i);
-          break;
-      }
+      put_scalar(s, [&](auto, auto x) { room.emplace_back(x); });
       ++elements;  // the type element
       p = after;
     }
   }
 
-  // What match_scalar() found: the type element and its value.
+  // A scalar match_scalar() read: its type element and its value.
   struct scalar {
     tag t = tag::unknown;
     std::string_view text;  // tag::string
     std::int64_t i = 0;     // the integer types (an int or i4 within 32 bits)
     double d = 0;           // tag::floating
-  } matched;
+  };
 
-  // `<T>text</T></value>` at p, T a scalar type, the text plain and its
-  // value valid: where it ends (`matched` says what it is), or nullptr.
-  const char* match_scalar(const char* q, const char* end) {
+  // `<T>text</T></value>` at q, T a scalar type, the text plain and its
+  // value valid: where it ends, with `out` saying what it is; or nullptr.
+  static const char* match_scalar(const char* q, const char* end, scalar& out) {
     if (end - q < 2 || *q != '<') return nullptr;
     const char* const name = ++q;
     q = name_end(q, end);
@@ -1211,22 +1186,37 @@ struct parser::impl {
     if (end - q < 2 || *q++ != '<' || *q++ != '/' || !skip_name(q, end, tag::value) || q == end ||
         *q++ != '>')
       return nullptr;
-    const std::string_view text_of(from, static_cast<std::size_t>(lt - from));
-    matched.t = t;
+    const std::string_view text(from, static_cast<std::size_t>(lt - from));
+    out.t = t;
     if (t == tag::string) {
-      matched.text = text_of;
+      out.text = text;
     } else if (t == tag::floating) {
-      if (rapidrpc::parse_double(text_of, matched.d) != rapidrpc::literal_status::ok)
-        return nullptr;
+      if (rapidrpc::parse_double(text, out.d) != rapidrpc::literal_status::ok) return nullptr;
     } else if (t == tag::int_ || t == tag::i4) {
       std::int32_t i = 0;
-      if (rapidrpc::parse_integer(text_of, i) != rapidrpc::literal_status::ok) return nullptr;
-      matched.i = i;
-    } else {
-      if (rapidrpc::parse_integer(text_of, matched.i) != rapidrpc::literal_status::ok)
-        return nullptr;
+      if (rapidrpc::parse_integer(text, i) != rapidrpc::literal_status::ok) return nullptr;
+      out.i = i;
+    } else if (rapidrpc::parse_integer(text, out.i) != rapidrpc::literal_status::ok) {
+      return nullptr;
     }
     return q;
+  }
+
+  // Calls put(std::in_place_type<T>, v): the scalar as the value type T
+  // it is read as.
+  template <class Put>
+  static void put_scalar(const scalar& s, Put&& put) {
+    switch (s.t) {
+      case tag::string:
+        return put(std::in_place_type<std::string>, s.text);
+      case tag::floating:
+        return put(std::in_place_type<double>, s.d);
+      case tag::int_:
+      case tag::i4:
+        return put(std::in_place_type<std::int32_t>, static_cast<std::int32_t>(s.i));
+      default:
+        return put(std::in_place_type<std::int64_t>, s.i);
+    }
   }
 
   // Skips `t`'s name at p if it is there: two word comparisons where 16
