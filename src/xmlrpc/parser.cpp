@@ -1117,6 +1117,8 @@ struct parser::impl {
       scan_scalar_value(p, end);
     } else if (t == tag::data) {
       scan_array_items(p, end);
+    } else if (t == tag::structure) {
+      scan_struct_members(p, end);
     }
     return true;
   }
@@ -1158,6 +1160,43 @@ struct parser::impl {
       put_scalar(s, [&](auto, auto x) { room.emplace_back(x); });
       ++elements;  // the type element
       p = after;
+    }
+  }
+
+  // After a <struct> start tag: its members while each is a plain name and
+  // a scalar that scan_scalar_value() would take,
+  // `<member><name>k</name><value><int>1</int></value></member>`, white
+  // space allowed between the elements (the general steps let it pass
+  // too). Stops before anything else, a repeated name included, which the
+  // general steps read.
+  void scan_struct_members(const char*& p, const char* end) {
+    structure& members = *std::get_if<structure>(&stack.back().target->raw());
+    for (;;) {
+      skip_space(p, end);
+      if (lim.max_elements - std::min(elements, lim.max_elements) < 4) return;
+      const char* q = p;
+      if (!skip(q, end, "<member>")) return;
+      skip_space(q, end);
+      if (!skip(q, end, "<name>")) return;
+      const char* const name = q;
+      const char* const lt = find_lt(q, end);
+      if (lt == nullptr || skip_plain(name, lt) != lt) return;
+      q = lt;
+      if (!skip(q, end, "</name>")) return;
+      skip_space(q, end);
+      if (!skip(q, end, "<value>")) return;
+      scalar s;
+      q = match_scalar(q, end, s);
+      if (q == nullptr) return;
+      skip_space(q, end);
+      if (!skip(q, end, "</member>")) return;
+      const auto [it, inserted] =
+          members.try_emplace(std::string_view(name, static_cast<std::size_t>(lt - name)));
+      if (!inserted) return;
+      value& target = it->second;
+      put_scalar(s, [&]<class T>(std::in_place_type_t<T>, auto v) { target.raw().emplace<T>(v); });
+      elements += 4;  // <member>, <name>, <value> and the type element
+      p = q;
     }
   }
 

@@ -826,6 +826,54 @@ TEST(XmlrpcDirectScanner, ReadsATypedScalarInOneStepAsExpatWould) {
   }
 }
 
+// A struct's run of members, each a plain name and a one-step scalar, is
+// read in one loop; anything around it as expat reads it.
+TEST(XmlrpcDirectScanner, ReadsAStructsPlainMembersAsExpatWould) {
+  const auto m = [](std::string_view name, std::string_view v) {
+    return "<member><name>" + std::string(name) + "</name><value>" + std::string(v) +
+           "</value></member>";
+  };
+  const std::vector<std::string> structs = {
+      m("a", "<int>1</int>") + m("b", "<string>x</string>") + m("c", "<double>2.5</double>"),
+      "\n<member>\n<name>a</name>\n<value><int>1</int></value>\n</member>\n"
+      "<member> <name>b</name> <value><i8>2</i8></value> </member>\r\n",
+      m("a", "<int>1</int>") + m("a", "<int>2</int>"),
+      m("a", "<int>1</int>") + m("b", "<int>2</int>") + m("a", "<int>3</int>"),
+      m("", "<int>1</int>") + m("", "<int>2</int>"),
+      m("a &amp; b", "<int>1</int>") + m("c", "<int>2</int>"),
+      m("caf\xc3\xa9", "<int>1</int>") + m("c", "<int>2</int>"),
+      m("a", "<int>x</int>") + m("b", "<int>2</int>"),
+      m("a", "<struct>" + m("in", "<int>1</int>") + "</struct>") + m("b", "<int>2</int>"),
+      m("a", "<boolean>1</boolean>") + m("b", "<int>2</int>"),
+      m("a", "<int>1</int>") + "<member><name>b</name></member>",
+      m("a", "<int>1</int>") + "<member><value><int>1</int></value></member>",
+      m("a", "<int>1</int>") + "<member><name>b</name><value><int>2</int></value>",
+      m("a", "<int>1</int>") + "<member ><name>b</name><value><int>2</int></value></member>",
+      m("a", "<int>1</int>") + "<member><name>b</name ><value><int>2</int></value></member>",
+      m("a", "<int>1</int>") + "<member><name>b</name><value><int>2</int></value></member >",
+      m("a", "<int>1</int>") + "<member><name>b</name><value><int>2</int></value><x/></member>",
+      m("a", "<int>1</int>") + "text",
+  };
+  for (const auto& inner : structs) {
+    SCOPED_TRACE(::testing::PrintToString(inner));
+    const std::string doc = call_with("<value><struct>" + inner + "</struct></value>");
+    read_directly(call_doc, doc);
+    read_directly(response_doc, response_with("<params><param><value><struct>" + inner +
+                                              "</struct></value></param></params>"));
+  }
+  for (const std::size_t i : {0, 1}) {
+    EXPECT_TRUE(
+        read_directly(call_doc, call_with("<value><struct>" + structs[i] + "</struct></value>")));
+  }
+  // At the element limit: each member is four elements.
+  const std::string doc = call_with("<value><struct>" + structs[0] + "</struct></value>");
+  for (std::size_t max = 7 + 4; max <= 7 + 4 * 3 + 2; ++max) {
+    SCOPED_TRACE(max);
+    const limits lim{.max_elements = max};
+    EXPECT_EQ(test::parse_direct(call_doc, doc, lim), parse_whole(call_doc, doc, lim));
+  }
+}
+
 // A <base64>'s text is decoded where it lies, unchecked as XML text: what
 // the decoder takes is the alphabet and white space, and on anything else
 // the scanner gives up and expat's reading stands.
