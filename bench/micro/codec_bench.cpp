@@ -137,15 +137,19 @@ void jsonrpc_write_result(benchmark::State& state, input in) {
 BENCHMARK_CAPTURE(xmlrpc_parse_call, small, input::small);
 BENCHMARK_CAPTURE(xmlrpc_parse_call, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(xmlrpc_parse_call, base64, input::base64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(xmlrpc_parse_call, structs, input::structs)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(xmlrpc_parse_call_expat, small, input::small);
 BENCHMARK_CAPTURE(xmlrpc_parse_call_expat, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(xmlrpc_parse_call_expat, base64, input::base64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(xmlrpc_parse_call_expat, structs, input::structs)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(xmlrpc_write_response, small, input::small);
 BENCHMARK_CAPTURE(xmlrpc_write_response, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(xmlrpc_write_response, base64, input::base64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(xmlrpc_write_response, structs, input::structs)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_parse_request, small, input::small);
 BENCHMARK_CAPTURE(jsonrpc_parse_request, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_parse_request, base64, input::base64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(jsonrpc_parse_request, structs, input::structs)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, small, input::small);
 BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, base64, input::base64)
@@ -153,5 +157,6 @@ BENCHMARK_CAPTURE(jsonrpc_parse_request_boost, base64, input::base64)
 BENCHMARK_CAPTURE(jsonrpc_write_result, small, input::small);
 BENCHMARK_CAPTURE(jsonrpc_write_result, array, input::array)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(jsonrpc_write_result, base64, input::base64)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(jsonrpc_write_result, structs, input::structs)->Unit(benchmark::kMillisecond);
 
 }  // namespace bench::micro

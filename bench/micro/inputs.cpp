@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace bench::micro {
@@ -28,6 +29,28 @@ array mixed_array() {
       a.emplace_back((i + 0.25) / 8);
     else
       a.emplace_back("item-" + std::to_string(i));
+  }
+  return a;
+}
+
+constexpr std::int32_t struct_count = 2'000;
+constexpr std::int32_t struct_members = 8;
+
+// Records as a service lists them: "field<k>" holding i * k for odd k,
+// "value <i>" for even k.
+array records() {
+  array a;
+  a.reserve(struct_count);
+  for (std::int32_t i = 0; i < struct_count; ++i) {
+    structure s;
+    for (std::int32_t k = 0; k < struct_members; ++k) {
+      const std::string name = "field" + std::to_string(k);
+      if (k % 2 != 0)
+        s.try_emplace(name, i * k);
+      else
+        s.try_emplace(name, "value " + std::to_string(i));
+    }
+    a.emplace_back(std::move(s));
   }
   return a;
 }
@@ -58,6 +81,12 @@ std::unique_ptr<call> make(input in) {
       c->params = array{blob()};
       c->result = c->params.front();
       break;
+    case input::structs:
+      c->method = "echo";
+      c->params = array{records()};
+      c->result = c->params.front();
+      c->items = std::int64_t{struct_count} * struct_members;
+      break;
   }
   xmlrpc::write_call(c->xml_call, c->method, c->params);
   xmlrpc::write_response(c->xml_response, c->result);
@@ -69,7 +98,7 @@ std::unique_ptr<call> make(input in) {
 }  // namespace
 
 const call& call_of(input in) {
-  static std::array<std::unique_ptr<call>, 3> made;
+  static std::array<std::unique_ptr<call>, 4> made;
   auto& slot = made.at(static_cast<std::size_t>(in));
   if (!slot) slot = make(in);
   return *slot;

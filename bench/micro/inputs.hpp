@@ -1,5 +1,5 @@
 // The documents the micro-benchmarks read and write, built once per run
-// and shared by every benchmark: the same three calls in both protocols.
+// and shared by every benchmark: the same four calls in both protocols.
 //
 //   small   sample.add(3, 5) -> 8: the smallest call, where the fixed cost
 //           per document (envelope, method lookup) is all there is;
@@ -7,7 +7,9 @@
 //           doubles and short strings ("item-123") scaled up, about 7 MB of
 //           XML; the cost per value;
 //   base64  echo(10,000,000 bytes as base64): the cost per byte of one
-//           large scalar.
+//           large scalar;
+//   structs echo(2,000 structs of eight members, ints and short strings
+//           in turn, as a service lists its records): the cost per member.
 #pragma once
 
 #include <rapidrpc/value.hpp>
@@ -18,7 +20,7 @@
 
 namespace bench::micro {
 
-enum class input : std::uint8_t { small, array, base64 };
+enum class input : std::uint8_t { small, array, base64, structs };
 
 /// One call, its answer and its documents.
 struct call {
@@ -26,7 +28,7 @@ struct call {
   rapidrpc::array params;
   rapidrpc::value result;
   /// What items/s counts for this call: 1 per call for small and base64,
-  /// the array's elements for array.
+  /// the array's elements for array, the members for structs.
   std::int64_t items = 1;
 
   std::string xml_call;       ///< methodCall
