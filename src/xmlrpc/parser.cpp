@@ -1131,12 +1131,11 @@ struct parser::impl {
   // references, an empty element, a malformed number) from p as it was:
   // nothing is changed unless the whole of it is here and accepted.
   void scan_scalar_value(const char*& p, const char* end) {
-    if (elements >= lim.max_elements) return;  // the type element is one more
+    if (!room_for(1)) return;  // the type element
     scalar s;
     const char* const after = match_scalar(p, end, s);
     if (after == nullptr) return;
-    value& target = *stack.back().target;
-    put_scalar(s, [&]<class T>(std::in_place_type_t<T>, auto v) { target.raw().emplace<T>(v); });
+    set_scalar(*stack.back().target, s);
     ++elements;
     stack.pop_back();
     p = after;
@@ -1150,10 +1149,11 @@ struct parser::impl {
     array& items = *std::get_if<array>(&stack.back().target->raw());
     for (;;) {
       skip_space(p, end);
-      if (lim.max_elements - std::min(elements, lim.max_elements) < 2) return;
-      if (end - p < 7 || std::memcmp(p, "<value>", 7) != 0) return;
+      if (!room_for(2)) return;  // <value> and the type element
+      const char* q = p;
+      if (!skip(q, end, "<value>")) return;
       scalar s;
-      const char* const after = match_scalar(p + 7, end, s);
+      const char* const after = match_scalar(q, end, s);
       if (after == nullptr) return;
       ++elements;  // <value>, counted before its room is made, as open() does
       array& room = rapidrpc::detail::room_for_one_more(items, elements, lim.max_elements);
@@ -1173,7 +1173,7 @@ struct parser::impl {
     structure& members = *std::get_if<structure>(&stack.back().target->raw());
     for (;;) {
       skip_space(p, end);
-      if (lim.max_elements - std::min(elements, lim.max_elements) < 4) return;
+      if (!room_for(4)) return;  // <member>, <name>, <value> and the type element
       const char* q = p;
       if (!skip(q, end, "<member>")) return;
       skip_space(q, end);
@@ -1193,9 +1193,8 @@ struct parser::impl {
       const auto [it, inserted] =
           members.try_emplace(std::string_view(name, static_cast<std::size_t>(lt - name)));
       if (!inserted) return;
-      value& target = it->second;
-      put_scalar(s, [&]<class T>(std::in_place_type_t<T>, auto v) { target.raw().emplace<T>(v); });
-      elements += 4;  // <member>, <name>, <value> and the type element
+      set_scalar(it->second, s);
+      elements += 4;
       p = q;
     }
   }
@@ -1239,6 +1238,16 @@ struct parser::impl {
       return nullptr;
     }
     return q;
+  }
+
+  // Whether `n` more elements are within the element limit.
+  bool room_for(std::size_t n) const noexcept {
+    return lim.max_elements - std::min(elements, lim.max_elements) >= n;
+  }
+
+  // Makes `target` the scalar.
+  static void set_scalar(value& target, const scalar& s) {
+    put_scalar(s, [&]<class T>(std::in_place_type_t<T>, auto v) { target.raw().emplace<T>(v); });
   }
 
   // Calls put(std::in_place_type<T>, v): the scalar as the value type T
