@@ -1,6 +1,7 @@
 // JSON-RPC request and response parsing: the envelope rules of the
 // specification, the value mapping, and every kind of bad input.
 #include <rapidrpc/jsonrpc.hpp>
+#include <rapidrpc/literals.hpp>
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace rapidrpc::jsonrpc {
 namespace {
@@ -182,6 +184,26 @@ TEST(Values, Markers) {
   // Not canonical, or not alone: a struct, so it goes back out as it came.
   EXPECT_EQ(param(R"({"$base64":"SGk"})"), value(structure{{"$base64", "SGk"}}));
   EXPECT_EQ(param(R"({"$base64":"S G k ="})"), value(structure{{"$base64", "S G k ="}}));
+  // What the decoder takes but the writer would not write (white space
+  // anywhere), and what it refuses (unused bits set, padding out of place).
+  const std::pair<const char*, std::string> not_canonical[] = {
+      {R"(SGk=\n)", "SGk=\n"},     {R"(\tSGk=)", "\tSGk="}, {"SGk= ", "SGk= "},
+      {R"(SG\r\nk=)", "SG\r\nk="}, {"SGl=", "SGl="},        {"SGk==", "SGk=="},
+      {"SGk=SGk=", "SGk=SGk="}};
+  for (const auto& [json, text] : not_canonical) {
+    EXPECT_EQ(param(std::string(R"({"$base64":")") + json + R"("})"),
+              value(structure{{"$base64", text}}))
+        << json;
+  }
+  std::string long_text;  // 3,000 bytes, and again with a line break every 76 characters
+  append_base64(long_text, std::string(3000, '\x5A'));
+  EXPECT_EQ(param(R"({"$base64":")" + long_text + R"("})"),
+            value(bytes(std::string(3000, '\x5A'))));
+  std::string lines;
+  for (std::size_t i = 0; i < long_text.size(); i += 76) lines.append(long_text, i, 76) += "\\n";
+  std::string broken;
+  for (std::size_t i = 0; i < long_text.size(); i += 76) broken.append(long_text, i, 76) += '\n';
+  EXPECT_EQ(param(R"({"$base64":")" + lines + R"("})"), value(structure{{"$base64", broken}}));
   EXPECT_EQ(param(R"({"$base64":7})"), value(structure{{"$base64", std::int32_t{7}}}));
   EXPECT_EQ(param(R"({"$datetime":"20240131T12:30:00"})"),
             value(structure{{"$datetime", "20240131T12:30:00"}}));
