@@ -246,6 +246,20 @@ TEST(DirectReader, ReadsChangedTextsAsBasicParserReads) {
   }
 }
 
+TEST(DirectReader, FindsWhereARunOfPlainBytesEndsWhereverItIs) {
+  // Plain bytes are skipped 16 and then 64 at a time: a byte that ends the
+  // run (the closing quote, an escape, a control byte, UTF-8 valid or not)
+  // in every place of a string of 160, each text read as basic_parser reads it.
+  for (const char* stop : {"\"", "\\n", "\\", "\n", "\x01", "\xC3\xA9", "\xFF", "\x7F"}) {
+    for (std::size_t at = 0; at <= 160; ++at) {
+      std::string s(160, 'a');
+      s.insert(at, stop);
+      expect_same(R"({"jsonrpc":"2.0","method":"echo","params":[")" + s + R"("],"id":1})");
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(DirectReader, ReadsTheUsualTextsItself) {
   for (
       const char* text : {
