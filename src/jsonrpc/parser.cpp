@@ -73,22 +73,13 @@ struct envelope {
   }
 };
 
-// {"$base64": "..."} and {"$datetime": "..."} in canonical form become
-// bytes and dates; any other object stays a struct.
+// {"$datetime": "..."} in canonical form becomes a date (and {"$base64":
+// "..."} bytes, handler::base64_member()); any other object stays a struct.
 value object_value(structure&& members) {
   if (members.size() == 1) {
     auto& [key, member] = *members.begin();
     if (const auto* text = member.get_if<std::string>()) {
-      if (key == "$base64") {
-        // Canonical: as the writer writes it, so that it reads back the
-        // same. A text the decoder takes is that unless it has white
-        // space, which only makes it longer (padding is required, unused
-        // bits must be zero): no need to encode the bytes again to compare.
-        bytes b;
-        if (decode_base64(*text, b.data) &&
-            text->size() == rapidrpc::detail::base64_chars(b.data.size()))
-          return value(std::move(b));
-      } else if (key == "$datetime") {
+      if (key == "$datetime") {
         // Only the forms the writer produces (19 characters, or 26 with
         // microseconds), so that it reads back the same.
         date_time t;
@@ -147,6 +138,7 @@ class handler {
     }
     frame f = std::move(frames_.back());
     frames_.pop_back();
+    if (f.base64) return add(std::move(*f.base64), ec, true);  // {"$base64": ...} alone
     return add(object_value(std::move(f.members)), ec, true);
   }
 
@@ -188,6 +180,7 @@ class handler {
   bool on_string(bj::string_view s, std::size_t, bj::error_code& ec) {
     std::string_view str = collect(s);  // may be text_: cleared once it is used
     bool ok = at_envelope() && env_member_ == m_id ? count(ec) && set_id(write_id_string(str))
+              : base64_member(str)                 ? count(ec)
                                                    : add(str, ec);
     text_.clear();
     return ok;
@@ -282,6 +275,7 @@ class handler {
     array items;
     structure members;
     std::string key;
+    std::optional<bytes> base64;  // base64_member()'s, while no other member has come
   };
 
   bool at_envelope() const noexcept { return frames_.empty() && level_ == level::envelope; }
@@ -344,6 +338,34 @@ class handler {
     return true;
   }
 
+  // A {"$base64": "..."} becomes bytes when its text is canonical (as the
+  // writer writes it, so that it reads back the same) and the object has no
+  // other member. The text is decoded here, where it lies, rather than
+  // copied into a string first (a 10 MB value's 13 MB of text), and a
+  // member that follows makes it text again (the bytes encoded: the same
+  // text). A text the decoder takes is canonical unless it has white space,
+  // which only makes it longer (padding is required, unused bits must be
+  // zero): its length tells.
+  bool base64_member(std::string_view text) {
+    if (frames_.empty()) return false;
+    frame& f = frames_.back();
+    if (!f.is_object || !f.members.empty() || f.base64 || f.key != "$base64") return false;
+    bytes b;
+    if (!decode_base64(text, b.data) ||
+        text.size() != rapidrpc::detail::base64_chars(b.data.size()))
+      return false;
+    f.base64.emplace(std::move(b));
+    return true;
+  }
+
+  // A member after base64_member()'s: that one is a string member again.
+  static void base64_as_text(frame& f) {
+    std::string text;
+    append_base64(text, f.base64->data);
+    f.members.try_emplace("$base64", std::move(text));
+    f.base64.reset();
+  }
+
   // A finished value (what a value is made from: a scalar, a string_view,
   // a finished container): into the container being built, made in place
   // there, or into the envelope. Containers were counted when they opened;
@@ -356,9 +378,12 @@ class handler {
       if (!f.is_object) {
         rapidrpc::detail::room_for_one_more(f.items, elements_, lim_.max_elements)
             .emplace_back(std::forward<T>(v));
-      } else if (!f.members.try_emplace(std::move(f.key), std::forward<T>(v)).second) {
-        note_inner("a member name repeats in an object");
+        return true;
       }
+      if (f.base64) [[unlikely]]
+        base64_as_text(f);
+      if (!f.members.try_emplace(std::move(f.key), std::forward<T>(v)).second)
+        note_inner("a member name repeats in an object");
       return true;
     }
     switch (level_) {

@@ -222,6 +222,32 @@ TEST(Values, Markers) {
             value(structure{{"$base64", "SGk="}, {"x", std::int32_t{1}}}));
 }
 
+// A {"$base64": ...} is decoded as its text is read: whatever follows it
+// makes it a string member again, in its place, with its text as it came.
+TEST(Values, Base64MarkersWithCompany) {
+  EXPECT_EQ(
+      param(R"({"$base64":"SGk=","x":[1,{"$base64":"SGk="}]})"),
+      value(structure{{"$base64", "SGk="}, {"x", array{std::int32_t{1}, bytes{{'H', 'i'}}}}}));
+  EXPECT_EQ(param(R"({"$base64":"SGk=","x":{}})"),
+            value(structure{{"$base64", "SGk="}, {"x", structure{}}}));
+  EXPECT_EQ(param(R"({"x":1,"$base64":"SGk="})"),
+            value(structure{{"x", std::int32_t{1}}, {"$base64", "SGk="}}));
+  EXPECT_EQ(param(R"([{"$base64":"+\/+\/"},{"$base64":"SGk="}])"),
+            value(array{bytes{{0xFB, 0xFF, 0xBF}}, bytes{{'H', 'i'}}}));
+  EXPECT_EQ(param(R"({"$base64":{"$base64":"SGk="}})"),
+            value(structure{{"$base64", bytes{{'H', 'i'}}}}));
+  // Twice: the params are invalid, as for any repeated name.
+  const auto e = single_error(
+      R"({"jsonrpc":"2.0","method":"m","params":[{"$base64":"SGk=","$base64":"SGk="}],"id":1})");
+  EXPECT_EQ(e.code, fault_code::invalid_params);
+  EXPECT_EQ(e.detail, "a member name repeats in an object");
+  // Its string counts as one value, as any string does: six in all with
+  // the envelope's three, params and the object.
+  std::string text = R"({"jsonrpc":"2.0","method":"m","params":[{"$base64":"SGk="}],"id":1})";
+  EXPECT_TRUE(std::holds_alternative<message>(parse_request(text, {.max_elements = 6})));
+  EXPECT_EQ(parse_bad(text, {.max_elements = 5}).code, fault_code::invalid_request);
+}
+
 // Decimals read in one pass (a division of two exact doubles up to 15
 // digits, parse_double beyond) must be the nearest double, as
 // std::from_chars reads them.
