@@ -76,14 +76,14 @@ void zmq_reader::pump() {
   for (int i = 0; i < max_messages_per_turn; ++i) {
     std::size_t n = 0;
     try {
-      if (!(socket_->get(zmq::sockopt::events) & ZMQ_POLLIN)) {
-        wait_for_input();
-        return;
-      }
+      // A read that finds nothing has let libzmq take in what its I/O
+      // thread said (as asking for ZMQ_EVENTS does, at the cost of a
+      // poll() on the descriptor and a getpid() for every message): the
+      // descriptor says so again when more comes.
       bool more = true;
       while (more) {
         zmq::message_t& f = frames_[n < last ? n : last];
-        if (!socket_->recv(f, zmq::recv_flags::dontwait)) break;  // no message after all
+        if (!socket_->recv(f, zmq::recv_flags::dontwait)) break;  // a message comes whole
         more = f.more();
         ++n;
       }
@@ -94,7 +94,10 @@ void zmq_reader::pump() {
       wait_for_input();
       return;
     }
-    if (n == 0) continue;
+    if (n == 0) {
+      wait_for_input();
+      return;
+    }
     const std::uint64_t watch = watch_;
     on_message_(frames_, std::min(n, last + 1));
     if (watch != watch_) return;  // the handler unwatched or replaced the socket
