@@ -1,5 +1,6 @@
 #include "worker/remote_pool.hpp"
 
+#include "worker/calls_ahead.hpp"
 #include "worker/remote.hpp"
 #include "zmq/service.hpp"
 
@@ -98,6 +99,7 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     // Framed on the caller's loop thread (the request's own document when
     // it came as one); the pool's thread moves bytes.
     auto j = std::make_unique<job>();
+    j->name = c.name;
     append_call_document(j->document, c);
     j->request = j->document;                          // for the local workers, if any
     if (settings_.local_capacity == 0) c.params = {};  // else kept for local threads
@@ -116,6 +118,7 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     }
 
     std::uint64_t id = 0;
+    std::string name;      // the method's, for its times
     std::string document;  // the methodCall
     pool_call call;        // its caller's
     std::string answer;    // the methodResponse the local workers wrote, if taken
@@ -125,7 +128,9 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     bool local_only = false;  // too large for a host
     bool finished = false;    // the caller has its outcome (a timeout may come first)
     clock::time_point queued = clock::now();  // for the wait figure
-    bool taken = false;                       // sent once (its wait counted)
+    bool taken = false;                       // begun (its wait counted)
+    clock::time_point begun{};                // when it took one of its host's places
+    std::chrono::microseconds expected{0};    // how long it is expected to run there
   };
 
   struct host {
@@ -135,7 +140,10 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     std::uint32_t in_flight = 0;
     clock::time_point heard;
     bool leaving = false;
-    std::vector<std::uint64_t> calls;  // the ids of those in flight
+    // The ids of those in flight, in the order sent: the first `capacity`
+    // take its places, the others wait there behind them (calls_ahead.hpp).
+    std::vector<std::uint64_t> calls;
+    std::chrono::microseconds expected{0};  // what the calls of `calls` are expected to take
   };
 
   void finish(job& j, outcome o) {
@@ -211,9 +219,9 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
         load_num = local_busy_;
         load_den = settings_.local_capacity;
       }
+      job& j = *jobs_.at(queue_.front());
       for (auto& [identity, h] : hosts_) {
-        if (h.leaving || h.in_flight >= h.capacity || jobs_.at(queue_.front())->local_only)
-          continue;
+        if (h.leaving || h.in_flight >= h.capacity || j.local_only) continue;
         if (std::uint64_t{h.in_flight} * load_den < load_num * h.capacity) {
           best = &h;
           local = false;
@@ -221,18 +229,39 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
           load_den = h.capacity;
         }
       }
+      if (!local && best == nullptr) best = host_ahead(j);
       if (!local && best == nullptr) break;
-      const std::uint64_t id = queue_.front();
       queue_.pop_front();
-      job& j = *jobs_.at(id);
-      if (settings_.stats != nullptr && !j.taken) settings_.stats->waited(clock::now() - j.queued);
-      j.taken = true;
-      if (local)
+      if (local) {
+        begin(j);
         run_local(j);
-      else
+      } else {
         send_call(*best, j);
+      }
     }
     publish();
+  }
+
+  // Every place taken: the host whose calls are expected to end soonest,
+  // per place, if another may wait there behind them (calls_ahead.hpp).
+  host* host_ahead(const job& j) {
+    if (j.local_only) return nullptr;
+    host* best = nullptr;
+    for (auto& [identity, h] : hosts_) {
+      if (h.leaving || h.calls.size() >= calls_ahead * h.capacity ||
+          h.expected >= ahead_below * h.capacity)
+        continue;
+      if (best == nullptr || h.expected * best->capacity < best->expected * h.capacity) best = &h;
+    }
+    return best;
+  }
+
+  // The call takes a worker's place: its wait ends (counted once, however
+  // often it was sent) and its run time starts.
+  void begin(job& j) {
+    j.begun = clock::now();
+    if (settings_.stats != nullptr && !j.taken) settings_.stats->waited(j.begun - j.queued);
+    j.taken = true;
   }
 
   // The local workers answer on io_; worker processes through the job's
@@ -281,6 +310,9 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     j.on = &h;
     ++h.in_flight;
     h.calls.push_back(j.id);
+    j.expected = method_times_.expected(j.name);
+    h.expected += j.expected;
+    if (h.calls.size() <= h.capacity) begin(j);
   }
 
   // One message to `identity`, without waiting: false if it could not go
@@ -335,6 +367,7 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     }
     h.calls.clear();
     h.in_flight = 0;
+    h.expected = {};
   }
 
   // Every heartbeat_interval: silent hosts are dropped, the others hear
@@ -361,11 +394,14 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     if (stats == nullptr) return;
     std::int64_t busy = local_busy_;
     std::int64_t up = 0;
+    // Calls waiting at a host behind those running wait for a worker too.
+    auto waiting = static_cast<std::int64_t>(queue_.size());
     for (const auto& [identity, h] : hosts_) {
-      busy += h.in_flight;
+      busy += std::min(h.in_flight, h.capacity);
+      waiting += h.in_flight - std::min(h.in_flight, h.capacity);
       up += h.leaving ? 0 : 1;
     }
-    stats->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
+    stats->queued.store(waiting, std::memory_order_relaxed);
     stats->busy.store(busy, std::memory_order_relaxed);
     stats->hosts_up.store(up, std::memory_order_relaxed);
     if (local_runner_) {
@@ -435,10 +471,20 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       std::memcpy(&id, m.id.data(), 8);
       auto call = std::find(h.calls.begin(), h.calls.end(), id);
       if (call == h.calls.end()) return;  // not a call of this host's
+      // The host starts its calls in order: when one of those running
+      // ends, the first waiting there takes its place.
+      const bool ran = call - h.calls.begin() < std::ptrdiff_t{h.capacity};
       h.calls.erase(call);
       --h.in_flight;
+      if (ran && h.calls.size() >= h.capacity) begin(*jobs_.at(h.calls[h.capacity - 1]));
       if (auto j = jobs_.find(id); j != jobs_.end()) {
-        finish(*j->second, m.document);
+        job& done = *j->second;
+        h.expected -= done.expected;
+        if (ran)
+          method_times_.timed(done.name, clock::now() - done.begun);
+        else
+          begin(done);  // run in another's place: its time there is not known
+        finish(done, m.document);
         jobs_.erase(j);
       }
       if (h.leaving && h.calls.empty()) return drop(h, "");
@@ -519,6 +565,7 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
   std::map<std::string, host> hosts_;
   std::unordered_map<std::uint64_t, std::unique_ptr<job>> jobs_;
   std::deque<std::uint64_t> queue_;
+  method_times method_times_;  // each method's, by name, as the hosts run them
   std::uint64_t next_id_ = 0;
   unsigned local_busy_ = 0;
   bool stopping_ = false;

@@ -1,5 +1,6 @@
 #include "worker/worker_pool.hpp"
 
+#include "worker/calls_ahead.hpp"
 #include "worker/frame.hpp"
 #include "worker/marshal.hpp"
 #include "worker/warm_parent.hpp"
@@ -55,16 +56,11 @@ struct job {
 // up, and the caller had better hear so.
 constexpr unsigned max_deliveries = 3;
 
-// How many calls a worker process may be sent at once: the one it runs
-// and those it finds in its socket when it has answered, rather than going
-// to sleep until the pool has read the answer and written another call
-// (under load, the sleep and the wake-ups cost more than the call). A call
-// goes behind others only when every worker has one, and only where the
-// calls ahead of it are expected to take less than ahead_below together,
-// by the recent times of their methods: behind a call that takes long, it
-// would wait while another worker that has ended its call could take it.
-constexpr std::size_t calls_ahead = 8;
-constexpr auto ahead_below = std::chrono::microseconds(1000);
+// A worker process may be sent calls_ahead calls at once, while they are
+// short: the one it runs and those it finds in its socket when it has
+// answered (calls_ahead.hpp).
+using detail::ahead_below;
+using detail::calls_ahead;
 
 // What a frame is given room for before the call is written into it,
 // beyond the method's name: enough for a few small parameters.
@@ -441,7 +437,7 @@ class worker_pool final : public detail::pool_runner {
   // the next write (at once, unless one is under way).
   void send(worker& w, std::unique_ptr<job> j) {
     j->sequence = w.sent_count++;
-    j->expected = expected_time(j->name);
+    j->expected = method_times_.expected(j->name);
     w.expected += j->expected;
     (w.writing == 0 ? w.out : w.out_next) += j->frame;
     w.sent.push_back(std::move(j));
@@ -466,19 +462,6 @@ class worker_pool final : public detail::pool_runner {
                        w.out.swap(w.out_next);
                        write(w);
                      });
-  }
-
-  // How long a call of `method` is expected to take: the moving average of
-  // its recent calls; as long as ahead_below before any has been answered.
-  std::chrono::microseconds expected_time(const std::string& method) const {
-    auto it = method_times_.find(method);
-    return it == method_times_.end() ? ahead_below : it->second;
-  }
-
-  void timed(const job& j, clock::duration took) {
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(took);
-    auto [it, added] = method_times_.try_emplace(j.name, us);
-    if (!added) it->second = (it->second * 7 + us) / 8;
   }
 
   // The worker's first call was all in its socket before the write under
@@ -657,7 +640,7 @@ class worker_pool final : public detail::pool_runner {
     w.sent.pop_front();
     w.expected -= j->expected;
     w.quick_deaths = 0;
-    timed(*j, clock::now() - w.first_since);
+    method_times_.timed(j->name, clock::now() - w.first_since);
     if (w.first_timed_out) {
       w.first_timed_out = false;
     } else if (!response.empty() && (response[0] == detail::marshal::result_tag ||
@@ -1064,10 +1047,8 @@ class worker_pool final : public detail::pool_runner {
   std::unique_ptr<detail::warm_parent> parent_;
   // The calls go in marshal form (hello()); read on the callers' loops.
   std::atomic<bool> marshal_{false};
-  bool xml_only_ = false;  // a worker said it reads only XML-RPC
-  // Each method's recent call time (timed()), by name.
-  std::unordered_map<std::string, std::chrono::microseconds>
-      method_times_;  // worker_options::warm_parent
+  bool xml_only_ = false;              // a worker said it reads only XML-RPC
+  detail::method_times method_times_;  // each method's, by name
   // A renewal's new parent, until it is ready; then the parents it
   // replaced, until their workers have left.
   std::unique_ptr<detail::warm_parent> next_parent_;

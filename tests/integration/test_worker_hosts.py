@@ -363,6 +363,104 @@ class HostLeaving(unittest.TestCase):
         self.assertIn("the front did not answer BYE", self.host.stderr_text())
 
 
+class CallsAhead(unittest.TestCase):
+    """A front sends a busy host more calls than its places while they are
+    expected to be short (src/worker/calls_ahead.hpp), as it sends a busy
+    worker process: they wait at the host, not at the front. The host here
+    is a ZeroMQ DEALER of the test's with one place, so what the front sends
+    it, and when, is seen message by message."""
+
+    def setUp(self):
+        self.front = Daemon("--enable-test-methods", "--workers", "0", "--worker-listen",
+                            f"tcp://{HOST}:*", "--admin", f"{HOST}:0", env_args=False).start()
+        self.admin = printed(self.front, ADMIN_RE)
+        self.context = zmq.Context()
+        self.host = self.context.socket(zmq.DEALER)
+        self.host.setsockopt(zmq.LINGER, 0)
+        self.host.connect(printed(self.front, ENDPOINT_RE))
+        self.host.send_multipart([b"READY", b"1", b"1"])
+        wait_until(lambda: "connected" in self.front.stderr_text(), 5, "the host connected")
+        self.clients = concurrent.futures.ThreadPoolExecutor(4)
+
+    def tearDown(self):
+        self.clients.shutdown(cancel_futures=True)
+        self.context.destroy(linger=0)
+        self.front.stop()
+
+    def next_call(self, within):
+        """(id, method) of the next CALL, heartbeats skipped; None if none
+        comes within `within` seconds."""
+        deadline = time.monotonic() + within
+        while self.host.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+            frames = self.host.recv_multipart()
+            if frames[0] == b"CALL":
+                method = re.search(rb"<methodName>([^<]*)</methodName>", frames[2]).group(1)
+                return frames[1], method.decode()
+            self.assertEqual(frames, [b"HB"])
+        return None
+
+    def answer(self, call_id, value="1"):
+        self.host.send_multipart([b"REPLY", call_id, xmlrpc.client.dumps(
+            (value,), methodresponse=True).encode()])
+
+    def calls(self, method, count):
+        """`count` calls of `method` from clients at once, as futures."""
+        def one():
+            with make_proxy(self.front.url, 30) as proxy:
+                return getattr(proxy, method)(1)
+        return [self.clients.submit(one) for _ in range(count)]
+
+    def calls_sent(self):
+        """The CALLs that come until none has for half a second."""
+        sent = []
+        while (call := self.next_call(0.5)) is not None:
+            sent.append(call)
+        return sent
+
+    def figures(self, *names):
+        with urllib.request.urlopen(f"http://{self.admin}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        return tuple(int(re.search(rf"^rapidrpc_pool_{name} (\d+)$", text, re.M).group(1))
+                     for name in names)
+
+    def gauges(self):
+        """(places taken, calls waiting)"""
+        return self.figures("busy_workers", "queue_depth")
+
+    def test_short_calls_wait_at_the_busy_host_long_ones_at_the_front(self):
+        # A method never timed is expected to fill a place's allowance
+        # alone: the second call waits at the front for the first's answer.
+        # Answered half a second later, test.spin then takes long: its calls
+        # still go one at a time.
+        for _ in range(2):
+            futures = self.calls("test.spin", 2)
+            call_id, method = self.next_call(5)
+            self.assertEqual(method, "test.spin")
+            self.assertIsNone(self.next_call(0.5))
+            wait_until(lambda: self.gauges() == (1, 1), 5, "one place taken, one call waiting")
+            self.answer(call_id, True)
+            self.answer(self.next_call(5)[0], True)
+            self.assertEqual([f.result() for f in futures], [True, True])
+        # Answered at once, load's calls take a fraction of a millisecond:
+        # with its place taken, the host gets more behind the first (as many
+        # as are expected to end within a millisecond). All count as waiting.
+        for _ in range(20):
+            future = self.calls("load", 1)[0]
+            self.answer(self.next_call(5)[0])
+            self.assertEqual(future.result(), "1")
+        futures = self.calls("load", 4)
+        sent = self.calls_sent()
+        self.assertGreaterEqual(len(sent), 2)
+        wait_until(lambda: self.gauges() == (1, 3), 5, "one place taken, three calls waiting")
+        # Of the 28 calls, those waiting have not yet ended their wait.
+        self.assertEqual(self.figures("wait_seconds_count"), (25,))
+        for _ in futures:
+            call_id, _ = sent.pop(0) if sent else self.next_call(5)
+            self.answer(call_id)
+        self.assertEqual([f.result() for f in futures], ["1"] * 4)
+        self.assertEqual(self.figures("wait_seconds_count"), (28,))
+
+
 class PythonHosts(unittest.TestCase):
     """--python on a front and its host: the front learns the module's
     methods, the host runs them in its Python worker processes."""
