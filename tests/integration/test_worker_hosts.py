@@ -443,22 +443,29 @@ class CallsAhead(unittest.TestCase):
             self.assertEqual([f.result() for f in futures], [True, True])
         # Answered at once, load's calls take a fraction of a millisecond:
         # with its place taken, the host gets more behind the first (as many
-        # as are expected to end within a millisecond). All count as waiting.
-        for _ in range(20):
-            future = self.calls("load", 1)[0]
-            self.answer(self.next_call(5)[0])
-            self.assertEqual(future.result(), "1")
-        futures = self.calls("load", 4)
-        sent = self.calls_sent()
-        self.assertGreaterEqual(len(sent), 2)
-        wait_until(lambda: self.gauges() == (1, 3), 5, "one place taken, three calls waiting")
-        # Of the 28 calls, those waiting have not yet ended their wait.
-        self.assertEqual(self.figures("wait_seconds_count"), (25,))
-        for _ in futures:
-            call_id, _ = sent.pop(0) if sent else self.next_call(5)
-            self.answer(call_id)
-        self.assertEqual([f.result() for f in futures], ["1"] * 4)
-        self.assertEqual(self.figures("wait_seconds_count"), (28,))
+        # as are expected to end within a millisecond). A machine so busy
+        # that the answers took longer is given a few more tries.
+        for _ in range(5):
+            for _ in range(20):
+                future = self.calls("load", 1)[0]
+                self.answer(self.next_call(5)[0])
+                self.assertEqual(future.result(), "1")
+            waited = self.figures("wait_seconds_count")[0]
+            futures = self.calls("load", 4)
+            sent = self.calls_sent()
+            wait_until(lambda: self.gauges() == (1, 3), 5, "one place taken, three calls waiting")
+            # The calls waiting, at the host or at the front, have not ended
+            # their wait for a worker: each ends it when one before it ends.
+            self.assertEqual(self.figures("wait_seconds_count")[0], waited + 1)
+            ahead = len(sent) - 1
+            for _ in futures:
+                call_id, _ = sent.pop(0) if sent else self.next_call(5)
+                self.answer(call_id)
+            self.assertEqual([f.result() for f in futures], ["1"] * 4)
+            self.assertEqual(self.figures("wait_seconds_count")[0], waited + 4)
+            if ahead > 0:
+                break
+        self.assertGreater(ahead, 0, "no call went ahead to the busy host")
 
 
 class PythonHosts(unittest.TestCase):
