@@ -137,7 +137,6 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     std::string identity;
     std::string peer;  // its address, for the log
     std::uint32_t capacity = 0;
-    std::uint32_t in_flight = 0;
     clock::time_point heard;
     bool leaving = false;
     // The ids of those in flight, in the order sent: the first `capacity`
@@ -221,11 +220,11 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       }
       job& j = *jobs_.at(queue_.front());
       for (auto& [identity, h] : hosts_) {
-        if (h.leaving || h.in_flight >= h.capacity || j.local_only) continue;
-        if (std::uint64_t{h.in_flight} * load_den < load_num * h.capacity) {
+        if (h.leaving || h.calls.size() >= h.capacity || j.local_only) continue;
+        if (h.calls.size() * load_den < load_num * h.capacity) {
           best = &h;
           local = false;
-          load_num = h.in_flight;
+          load_num = h.calls.size();
           load_den = h.capacity;
         }
       }
@@ -308,7 +307,6 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       return;
     }
     j.on = &h;
-    ++h.in_flight;
     h.calls.push_back(j.id);
     j.expected = method_times_.expected(j.name);
     h.expected += j.expected;
@@ -366,7 +364,6 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       jobs_.erase(it);
     }
     h.calls.clear();
-    h.in_flight = 0;
     h.expected = {};
   }
 
@@ -397,8 +394,9 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
     // Calls waiting at a host behind those running wait for a worker too.
     auto waiting = static_cast<std::int64_t>(queue_.size());
     for (const auto& [identity, h] : hosts_) {
-      busy += std::min(h.in_flight, h.capacity);
-      waiting += h.in_flight - std::min(h.in_flight, h.capacity);
+      const std::size_t running = std::min<std::size_t>(h.calls.size(), h.capacity);
+      busy += static_cast<std::int64_t>(running);
+      waiting += static_cast<std::int64_t>(h.calls.size() - running);
       up += h.leaving ? 0 : 1;
     }
     stats->queued.store(waiting, std::memory_order_relaxed);
@@ -475,7 +473,6 @@ class remote_pool_impl final : public remote_pool, public zmq_service {
       // ends, the first waiting there takes its place.
       const bool ran = call - h.calls.begin() < std::ptrdiff_t{h.capacity};
       h.calls.erase(call);
-      --h.in_flight;
       if (ran && h.calls.size() >= h.capacity) begin(*jobs_.at(h.calls[h.capacity - 1]));
       if (auto j = jobs_.find(id); j != jobs_.end()) {
         job& done = *j->second;

@@ -52,11 +52,17 @@ def readyz(admin):
         return e.code, e.read().decode()
 
 
-def busy_workers(admin):
-    """rapidrpc_pool_busy_workers of a front: its hosts' calls in flight."""
+def pool_figures(admin, *names):
+    """The front's rapidrpc_pool_NAME figures (whole numbers), in order."""
     with urllib.request.urlopen(f"http://{admin}/metrics", timeout=5) as r:
         text = r.read().decode()
-    return int(re.search(r"^rapidrpc_pool_busy_workers (\d+)$", text, re.M).group(1))
+    return tuple(int(re.search(rf"^rapidrpc_pool_{name} (\d+)$", text, re.M).group(1))
+                 for name in names)
+
+
+def busy_workers(admin):
+    """rapidrpc_pool_busy_workers of a front: its hosts' places taken."""
+    return pool_figures(admin, "busy_workers")[0]
 
 
 class WorkerHosts(unittest.TestCase):
@@ -418,10 +424,7 @@ class CallsAhead(unittest.TestCase):
         return sent
 
     def figures(self, *names):
-        with urllib.request.urlopen(f"http://{self.admin}/metrics", timeout=5) as r:
-            text = r.read().decode()
-        return tuple(int(re.search(rf"^rapidrpc_pool_{name} (\d+)$", text, re.M).group(1))
-                     for name in names)
+        return pool_figures(self.admin, *names)
 
     def gauges(self):
         """(places taken, calls waiting)"""
