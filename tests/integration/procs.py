@@ -60,15 +60,21 @@ def serving(root):
     """The live processes below `root` that serve: in fork and prefork not
     the supervisor process, which the server forks without exec (its only
     child, with the server's command line), only what that one forks; with
-    --python not the warm parent, only the workers it forks."""
+    --python not the warm parent, only the workers it forks. A process in
+    the middle of an exec shows an empty command line for a moment: it is
+    not counted until its new one can be read (a warm parent would
+    otherwise pass for a worker)."""
     own = cmdline(root)
 
-    def supervisor(pid):
+    def serves(pid):
+        line = cmdline(pid)
+        if not line:
+            return False  # in an exec, or gone
         st = stat(pid)
-        return st is not None and st[0] == root and (cmdline(pid) == own
-                                                     or b"--warm-parent\0" in cmdline(pid))
+        return st is not None and not (st[0] == root
+                                       and (line == own or b"--warm-parent\0" in line))
 
-    return {p for p in live_children(root) if not supervisor(p)}
+    return {p for p in live_children(root) if serves(p)}
 
 
 def warm_parents(root):
