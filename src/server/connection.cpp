@@ -2,6 +2,7 @@
 
 #include "http/gzip.hpp"
 #include "http/response.hpp"
+#include "server/socket_read.hpp"
 #include "server/tls.hpp"
 #include "server/watchdog.hpp"
 
@@ -270,12 +271,14 @@ void connection::drive() {
     process_requests();
     if (!flush() || closed_) break;        // waiting for the peer to read
     if (busy_ || closing_ || eof_) break;  // nothing more to read for now
-    // After a short read the reactor waits for epoll's next report
-    // (drained_read.hpp); the end of the stream, when it came with the
-    // bytes read, is not reported again. Mid-request, where a close must
-    // end the request now, not at its timeout, the socket is read once
-    // more first: nothing, more bytes, or the end. (Between requests the
-    // parking's readiness wait finds such an end, within two seconds.)
+    // Once a read has drained the socket the reactor waits for epoll's
+    // next report (drained_read.hpp). The kernel's count of what a read
+    // left says whether the end of the stream came with its bytes
+    // (socket_read.hpp); without one, an end that came so is not reported
+    // again. Then, mid-request, where a close must end the request now,
+    // not at its timeout, the socket is read once more first: nothing,
+    // more bytes, or the end. (Between requests the parking's readiness
+    // wait finds such an end, within two seconds.)
     if (!can_read_ && !(short_read_ && request_begun())) break;
     // Fairness: once this turn has answered a request, the next one waits
     // for the other connections' turns. Reads that fill the buffer (large
@@ -325,15 +328,12 @@ void connection::drive() {
 bool connection::read_some() {
   if (tls_) return read_tls();
   std::size_t want = read_size();
-  ssize_t n = ::recv(fd_, in_.prepare(want), want, 0);
+  const socket_read r = read_socket(fd_, in_.prepare(want), want);
+  const ssize_t n = r.n;
   if (n > 0) {
     in_.commit(static_cast<std::size_t>(n));
     loop_.stats().received(static_cast<std::size_t>(n));
-    // A short read drained the socket: with edge-triggered readiness the next
-    // arrival wakes the loop again, so no read is wasted on EAGAIN (except
-    // the one drive() makes mid-request, for an end of stream).
-    can_read_ = static_cast<std::size_t>(n) == want;
-    short_read_ = !can_read_;
+    read_left_over(r, want);
     return true;
   }
   can_read_ = false;
@@ -346,6 +346,14 @@ bool connection::read_some() {
     can_read_ = true;
   }
   return false;
+}
+
+// After a read of `asked` bytes that returned some: once it drained the
+// socket, with edge-triggered readiness the next arrival wakes the loop
+// again, so no read is wasted on EAGAIN (socket_read.hpp).
+void connection::read_left_over(const socket_read& r, std::size_t asked) {
+  can_read_ = !r.drained(asked);
+  short_read_ = !can_read_ && r.left == read_left::unknown;
 }
 
 // read_some() with TLS: OpenSSL reads the socket (and runs the handshake
@@ -751,20 +759,22 @@ void connection::wait_readable() {
     }
     // The same readiness read, of ciphertext, which OpenSSL then takes
     // before it reads the socket itself.
-    loop_.reader().read(socket_, net::buffer(tls_->space(), tls::session::capacity()),
-                        [self = shared_from_this()](const boost::system::error_code& ec,
-                                                    std::size_t n) { self->on_read(ec, n); });
+    loop_.reader().read(
+        socket_, net::buffer(tls_->space(), tls::session::capacity()),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n,
+                                    read_left left) { self->on_read(ec, n, left); });
     return;
   }
   std::size_t want = read_size();
-  loop_.reader().read(socket_, net::buffer(in_.prepare(want), want),
-                      [self = shared_from_this()](const boost::system::error_code& ec,
-                                                  std::size_t n) { self->on_read(ec, n); });
+  loop_.reader().read(
+      socket_, net::buffer(in_.prepare(want), want),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n,
+                                  read_left left) { self->on_read(ec, n, left); });
 }
 
 // The read wait_readable() queued has completed: `n` bytes of plaintext in
 // in_, or of ciphertext for the TLS session.
-void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+void connection::on_read(const boost::system::error_code& ec, std::size_t n, read_left left) {
   wait_read_ = false;
   if (closed_) return;
   if (parking_) {
@@ -780,13 +790,12 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   } else if (ec) {
     return close();
   } else if (tls_) {
-    tls_->received(n);
+    tls_->received(n, left);
     can_read_ = true;
   } else {
     in_.commit(n);
     loop_.stats().received(n);
-    can_read_ = n == last_read_size_;
-    short_read_ = !can_read_;
+    read_left_over({static_cast<ssize_t>(n), left}, last_read_size_);
   }
   drive();
 }

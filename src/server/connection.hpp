@@ -15,6 +15,7 @@
 #include "server/byte_buffer.hpp"
 #include "server/loop.hpp"
 #include "server/relay.hpp"
+#include "server/socket_read.hpp"
 
 #include <rapidrpc/registry.hpp>
 
@@ -92,7 +93,8 @@ class connection final : public std::enable_shared_from_this<connection>,
   std::size_t read_size();
   bool flush();
   void wait_readable();
-  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void on_read(const boost::system::error_code& ec, std::size_t n, read_left left);
+  void read_left_over(const socket_read& r, std::size_t asked);
   void wait_writable();
   void wait_parked();
   void release_idle_memory();
@@ -146,7 +148,7 @@ class connection final : public std::enable_shared_from_this<connection>,
   bool http10_ = false;
   bool gzip_reply_ = false;
   bool can_read_ = false;       // the socket may have unread bytes
-  bool short_read_ = false;     // the last read returned bytes, fewer than asked
+  bool short_read_ = false;     // the last read, short, came with no count of what is left
   bool resume_posted_ = false;  // a drive() is queued on the loop (fairness)
   bool wait_read_ = false;      // an async_wait for reading is pending
   bool wait_write_ = false;     // an async_wait for writing is pending

@@ -3,12 +3,13 @@
 //
 // Asio's epoll reactor tries a read at once when it is started, unless it
 // knows the socket to be drained; it takes only the end of the stream for
-// drained. So after each keep-alive request (read short: the socket had
-// nothing more) the next read began with a recv() that failed with EAGAIN:
-// one system call in three of a request (send, recv, recv), 1.2 us on this
-// project's test machine. A short read from a stream socket means that the
-// socket had no more (epoll(7), on edge-triggered use); this read says so,
-// and the reactor then waits for epoll's next report before it reads again.
+// drained. So after each keep-alive request the next read began with a
+// recv() that failed with EAGAIN: one system call in three of a request
+// (send, recv, recv), 1.2 us on this project's test machine. This read
+// tells the reactor when the socket is drained (socket_read.hpp: by the
+// kernel's count of what is left, or without one by a short read), and the
+// reactor then waits for epoll's next report before it reads again. Its
+// handler is told what the read left: handler(ec, n, left).
 //
 // It is built from Asio's reactor operations (boost::asio::detail), which
 // are not a public interface: only with the Boost release it was written
@@ -23,6 +24,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/version.hpp>
 
+#include "server/socket_read.hpp"
+
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -34,8 +37,6 @@
 #include <boost/asio/detail/epoll_reactor.hpp>
 #include <boost/asio/detail/reactive_socket_service.hpp>
 #include <boost/asio/detail/reactor_op.hpp>
-
-#include <sys/socket.h>
 
 #include <cerrno>
 #include <memory>
@@ -57,8 +58,8 @@ struct socket_access : Socket {
   static auto& impl(Socket& s) { return s.*(&socket_access::impl_); }
 };
 
-/// One read of at most `size` bytes into `data`; `handler(ec, n)` on the
-/// socket's executor, as async_read_some's.
+/// One read of at most `size` bytes into `data`; `handler(ec, n, left)` on
+/// the socket's executor, as async_read_some's with what the read left.
 template <class Handler>
 class read_op : public asio_detail::reactor_op {
  public:
@@ -73,13 +74,14 @@ class read_op : public asio_detail::reactor_op {
   static status perform_read(reactor_op* base) {
     auto* o = static_cast<read_op*>(base);
     for (;;) {
-      const ssize_t n = ::recv(o->fd_, o->data_, o->size_, 0);
-      if (n > 0) {
-        o->bytes_transferred_ = static_cast<std::size_t>(n);
-        // Short: the socket is drained, and epoll reports the next bytes.
-        return o->bytes_transferred_ < o->size_ ? done_and_exhausted : done;
+      const socket_read r = read_socket(o->fd_, o->data_, o->size_);
+      if (r.n > 0) {
+        o->bytes_transferred_ = static_cast<std::size_t>(r.n);
+        o->left_ = r.left;
+        // Drained: epoll reports the next bytes (or the end).
+        return r.drained(o->size_) ? done_and_exhausted : done;
       }
-      if (n == 0) {
+      if (r.n == 0) {
         o->ec_ = boost::asio::error::eof;
         return done_and_exhausted;
       }
@@ -98,13 +100,15 @@ class read_op : public asio_detail::reactor_op {
     Handler handler(std::move(o->handler_));
     const boost::system::error_code ec = o->ec_;
     const std::size_t n = o->bytes_transferred_;
+    const read_left left = o->left_;
     o.reset();
-    if (owner != nullptr) handler(ec, n);
+    if (owner != nullptr) handler(ec, n, left);
   }
 
   int fd_;
   void* data_;
   std::size_t size_;
+  read_left left_ = read_left::unknown;
   Handler handler_;
 };
 
@@ -118,8 +122,8 @@ class drained_reader {
 
   /// Reads at most `into.size()` bytes (more than 0) from `s` (of this
   /// io_context, open, in non-blocking mode) and then calls
-  /// `handler(ec, n)` from the io_context, as s.async_read_some(into,
-  /// handler) does; cancelled, closed or destroyed alike.
+  /// `handler(ec, n, left)` from the io_context, as s.async_read_some(into,
+  /// handler) does with (ec, n); cancelled, closed or destroyed alike.
   template <class Socket, class Handler>
   void read(Socket& s, boost::asio::mutable_buffer into, Handler&& handler) {
     auto& impl = drained::socket_access<Socket>::impl(s).get_implementation();
@@ -141,7 +145,10 @@ class drained_reader {
 
   template <class Socket, class Handler>
   void read(Socket& s, boost::asio::mutable_buffer into, Handler&& handler) {
-    s.async_read_some(into, std::forward<Handler>(handler));
+    s.async_read_some(into, [h = std::forward<Handler>(handler)](
+                                const boost::system::error_code& ec, std::size_t n) mutable {
+      h(ec, n, read_left::unknown);
+    });
   }
 };
 

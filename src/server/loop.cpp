@@ -3,6 +3,7 @@
 #include "http/response.hpp"
 #include "server/connection.hpp"
 #include "server/listen.hpp"
+#include "server/socket_read.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -41,6 +42,7 @@ tcp::endpoint loop::adopt(int fd) {
   auto l =
       std::make_unique<listener>(listener{tcp::acceptor(io_), net::steady_timer(io_), false, {}});
   tcp::endpoint ep = adopt_duplicate(l->acceptor, fd, "the listening socket");
+  ask_for_read_counts(l->acceptor.native_handle());
   listeners_.push_back(std::move(l));
   bound_.push_back(ep);
   return ep;
@@ -52,6 +54,8 @@ tcp::endpoint loop::listen(const tcp::endpoint& ep) {
   // Every loop listens on the same address; the kernel spreads new
   // connections over them, so no loop hands sockets to another.
   bind_acceptor(l->acceptor, ep, true);
+  // Passed on to every connection accepted: connection.cpp's reads.
+  ask_for_read_counts(l->acceptor.native_handle());
   l->acceptor.listen(net::socket_base::max_listen_connections);
   listeners_.push_back(std::move(l));
   bound_.push_back(listeners_.back()->acceptor.local_endpoint());

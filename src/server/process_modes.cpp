@@ -1,6 +1,7 @@
 #include "server/process_modes.hpp"
 
 #include "server/listen.hpp"
+#include "server/socket_read.hpp"
 #include "server/watchdog.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -30,6 +31,7 @@ namespace {
 void set_flags(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  ask_for_read_counts(fd);  // for the connections it accepts (connection.cpp's reads)
 }
 
 /// Waits for a connection on any listener; -1 once `stop_fd` is readable or

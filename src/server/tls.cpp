@@ -164,10 +164,10 @@ void session::release_buffers() noexcept {
   (void)SSL_free_buffers(ssl_);
 }
 
-void session::received(std::size_t n) noexcept {
+void session::received(std::size_t n, read_left left) noexcept {
   prefetch_begin_ = 0;
   prefetch_end_ = n;
-  drained_ = n < prefetch_capacity;
+  drained_ = socket_read{static_cast<ssize_t>(n), left}.drained(prefetch_capacity);
 }
 
 bool session::established() const noexcept { return SSL_is_init_finished(ssl_) == 1; }
@@ -222,10 +222,11 @@ int session::bio_read(char* buf, int len) {
     return static_cast<int>(n);
   }
   for (;;) {
-    ssize_t n = ::recv(fd_, buf, static_cast<std::size_t>(len), 0);
-    if (n >= 0) {
-      drained_ = n < len;  // edge-triggered: the next arrival wakes the loop
-      return static_cast<int>(n);
+    const socket_read r = read_socket(fd_, buf, static_cast<std::size_t>(len));
+    if (r.n >= 0) {
+      // Edge-triggered: once drained, the next arrival wakes the loop.
+      drained_ = r.drained(static_cast<std::size_t>(len));
+      return static_cast<int>(r.n);
     }
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK) errno = EAGAIN;

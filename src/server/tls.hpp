@@ -5,11 +5,13 @@
 // fork and prefork modes). Each TLS connection owns a tls::session: an SSL
 // object on the connection's own non-blocking socket, through a BIO of ours
 // that reads what the loop's readiness read already took off the socket
-// first, then recv(); writes go out with send(MSG_NOSIGNAL). The connection
+// first, then recv() (socket_read.hpp); writes go out with send(MSG_NOSIGNAL). The connection
 // keeps its structure: read_some() and flush() call session::read() and
 // session::write(), which say "would block" as the socket calls do, and
 // which way (a TLS read may need the socket writable, a write readable).
 #pragma once
+
+#include "server/socket_read.hpp"
 
 #include <rapidrpc/tls_options.hpp>
 
@@ -80,7 +82,7 @@ class session {
   /// (allocated again after release_buffers(); throws std::bad_alloc).
   char* space();
   static constexpr std::size_t capacity() noexcept { return prefetch_capacity; }
-  void received(std::size_t n) noexcept;
+  void received(std::size_t n, read_left left) noexcept;
   /// True if nothing is buffered, here or in OpenSSL: a read of the
   /// socket is the only way on.
   bool holds_nothing() const noexcept;
@@ -102,7 +104,7 @@ class session {
   std::unique_ptr<char[]> prefetch_;
   std::size_t prefetch_begin_ = 0;
   std::size_t prefetch_end_ = 0;
-  bool drained_ = false;  // the last read of the socket came back short
+  bool drained_ = false;  // the last read of the socket drained it (socket_read.hpp)
   bool failed_ = false;   // no close_notify after a fatal error
 };
 

@@ -3,6 +3,7 @@ response headers."""
 
 import email.utils
 import gzip
+import socket
 import time
 import unittest
 
@@ -15,6 +16,10 @@ ONE_REQUEST_PER_CONNECTION = skip_in_modes(
     harness.CLOSE_AFTER_RESPONSE_MODES,
     "one request per connection (every reply carries Connection: close), so keep-alive "
     "reuse and pipelining do not apply; see SequentialClosesEveryConnection")
+
+# An idle connection parks after a second (connection.hpp, park_after): a
+# close that waited for it would come no sooner.
+HALF_CLOSE_BOUND_S = 0.9
 
 
 class KeepAlive(DaemonTestCase):
@@ -80,6 +85,25 @@ class KeepAlive(DaemonTestCase):
             c.send(http_request(call_body("echo", "b"), version="HTTP/1.0",
                                 headers=[("Connection", "keep-alive")]))
             self.assertEqual(parse_result(c.read_response().decoded_body()), "b")
+
+    @ONE_REQUEST_PER_CONNECTION
+    def test_a_client_that_half_closes_after_its_request_sees_the_close_at_once(self):
+        # `nc -N`, socat: the request, then the end of the stream, then the
+        # answer read to the server's close. The end travels in the segment
+        # of the request's bytes (TCP_CORK holds them until the shutdown
+        # sends both), so the one read that takes the request drains the
+        # socket and epoll reports nothing more. Found only by the parking,
+        # the close would come no sooner than a second after the answer:
+        # it must come well before.
+        with RawClient(self.daemon) as c:
+            c.send(http_request(call_body("echo", 1)))  # the socket read once already
+            self.assertEqual(parse_result(c.read_response().body), 1)
+            c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+            c.send(http_request(call_body("echo", 2)))
+            c.sock.shutdown(socket.SHUT_WR)
+            self.assertEqual(parse_result(c.read_response().body), 2)
+            self.assertTrue(c.at_eof(HALF_CLOSE_BOUND_S),
+                            f"no close within {HALF_CLOSE_BOUND_S} s of the answer")
 
     @ONE_REQUEST_PER_CONNECTION
     def test_idle_keep_alive_connection_survives_a_short_pause(self):

@@ -82,6 +82,43 @@ class Tls(TlsDaemon, DaemonTestCase):
             conn.close()
 
     @skip_in_modes("sequential", "answers one request per connection")
+    def test_a_client_that_half_closes_after_its_request_sees_the_close_at_once(self):
+        # As test_http's: the second request's records and the end of the
+        # stream in one segment, which one read of the socket takes whole.
+        # An idle connection parks after a second: the close must come well
+        # before that.
+        bound_s = 0.9
+        one = call_body("sample.add", 1, 2)
+        head = (f"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\n"
+                f"Content-Length: {len(one)}\r\n\r\n").encode()
+
+        def answer(s):
+            data = b""
+            while b"</methodResponse>" not in data:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            return data
+
+        with socket.create_connection((HOST, self.daemon.port), timeout=RAW_TIMEOUT) as raw, \
+                client_context(self.pki["ca"]).wrap_socket(raw, server_hostname=HOST) as s:
+            s.sendall(head + one)
+            self.assertIn(b"<int>3</int>", answer(s))
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+            s.sendall(head + one)
+            # Not s.shutdown(), which would drop the TLS session first.
+            with socket.socket(fileno=os.dup(s.fileno())) as same:
+                same.shutdown(socket.SHUT_WR)
+            self.assertIn(b"<int>3</int>", answer(s))
+            s.settimeout(bound_s)
+            try:
+                rest = s.recv(65536)
+            except TimeoutError:
+                self.fail(f"no close within {bound_s} s of the answer")
+            self.assertEqual(rest, b"")
+
+    @skip_in_modes("sequential", "answers one request per connection")
     def test_pipelined_requests_in_one_write(self):
         with socket.create_connection((HOST, self.daemon.port), timeout=RAW_TIMEOUT) as raw, \
                 client_context(self.pki["ca"]).wrap_socket(raw, server_hostname=HOST) as s:
