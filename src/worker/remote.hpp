@@ -21,7 +21,8 @@
 // A front may send a CALL before it reads the host's BYE: a draining host
 // reads on and runs such calls until the front's BYE (or a WHO: it does not
 // know the host) says none follows, or until peer_timeout has passed
-// without one.
+// without one. A front it has heard nothing from for peer_timeout sends no
+// call: the host does not wait for its BYE.
 #pragma once
 
 #include <chrono>

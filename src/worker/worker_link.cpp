@@ -46,6 +46,7 @@ class worker_link final : public zmq_service {
     for (auto& c : identity_) c = static_cast<char>(random());
     identity_[0] |= 1;  // libzmq keeps identities starting with a zero byte for its own
     connect();
+    last_heard_ = heard_;
     call_context_.loop = io_.get_executor();
     call_context_.pool = settings_.pool;
   }
@@ -155,6 +156,7 @@ class worker_link final : public zmq_service {
                           "worker host: the front did not answer BYE in %lld ms; leaving",
                           static_cast<long long>(remote::peer_timeout.count()));
       awaiting_bye_ = false;
+      if (clock::now() - last_heard_ > remote::peer_timeout) drop_at_close();  // gone too
       settled();
     }
     beat_timer_.expires_after(remote::heartbeat_interval);
@@ -170,8 +172,20 @@ class worker_link final : public zmq_service {
 
   // The front hears that this host is leaving and sends it no more calls;
   // until it says so (remote.hpp), calls it sent before may still come.
+  // A front that has said nothing for peer_timeout (this host took it for
+  // gone, or has run that long without a word from it) sends none: the
+  // host leaves once its calls are answered, and drops what cannot leave.
   void on_drain() override {
     send({remote::leaving});
+    const std::chrono::duration<double> silent = clock::now() - last_heard_;
+    if (silent > remote::peer_timeout) {
+      settings_.lines.say(log_level::notice,
+                          "worker host: the front at %s has said nothing for %.1f s; leaving "
+                          "without waiting for its BYE",
+                          settings_.front.c_str(), silent.count());
+      drop_at_close();
+      return;
+    }
     bye_sent_ = clock::now();
     awaiting_bye_ = true;
   }
@@ -180,7 +194,7 @@ class worker_link final : public zmq_service {
 
   void on_message(std::vector<zmq::message_t>& frames, std::size_t n) override {
     if (n > max_frames) return;  // not a message of the protocol
-    heard_ = clock::now();
+    heard_ = last_heard_ = clock::now();
     std::array<std::string_view, max_frames> fields;
     for (std::size_t i = 0; i < n; ++i) fields[i] = text(frames[i]);
     const auto m = remote::read(std::span(fields.data(), n));
@@ -235,10 +249,11 @@ class worker_link final : public zmq_service {
   net::steady_timer beat_timer_{io_};
   rpc::parser_pool parsers_;
   call_context call_context_;
-  free_list<call> calls_;  // in flight, and free ones to reuse
-  clock::time_point heard_;
-  bool ready_owed_ = false;    // a READY waits for the calls running to end
-  bool awaiting_bye_ = false;  // draining: calls may still come until the front's BYE
+  free_list<call> calls_;         // in flight, and free ones to reuse
+  clock::time_point heard_;       // the front's last word, or the last connection made
+  clock::time_point last_heard_;  // the front's last word, or the link's start
+  bool ready_owed_ = false;       // a READY waits for the calls running to end
+  bool awaiting_bye_ = false;     // draining: calls may still come until the front's BYE
   clock::time_point bye_sent_;
 };
 

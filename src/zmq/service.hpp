@@ -81,6 +81,9 @@ class zmq_service : public virtual service {
   bool draining() const noexcept { return draining_; }
   /// The io_context has stopped and the socket is closed: nothing may be sent.
   bool closed() const noexcept { return closed_; }
+  /// What is queued at the close is dropped at once, not given its moment
+  /// (the peer is gone: it would not leave).
+  void drop_at_close() noexcept { close_linger_ms_ = 0; }
 
   boost::asio::io_context io_{1};
   zmq::context_t context_{1};

@@ -368,6 +368,18 @@ class HostLeaving(unittest.TestCase):
         self.assertEqual(self.host.wait(10), 0)
         self.assertIn("the front did not answer BYE", self.host.stderr_text())
 
+    def test_a_host_whose_front_is_gone_leaves_without_waiting_for_bye(self):
+        # No call can come from a front gone silent: stopped after its
+        # front went away, the host does not wait for a BYE.
+        self.front.close()
+        wait_until(lambda: "stopped answering" in self.host.stderr_text(), 10,
+                   "the host taking its front for gone")
+        self.host.send_signal(signal.SIGTERM)
+        self.assertEqual(self.host.wait(10), 0)
+        self.assertRegex(self.host.stderr_text(), r"the front at \S+ has said nothing for "
+                         r"\d+\.\d s; leaving without waiting for its BYE")
+        self.assertNotIn("did not answer BYE", self.host.stderr_text())
+
 
 class CallsAhead(unittest.TestCase):
     """A front sends a busy host more calls than its places while they are
