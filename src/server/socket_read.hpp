@@ -1,9 +1,9 @@
 // Private: one read of a connection's socket that also says whether the
 // socket holds more after it, by the kernel's account: TCP_INQ's count of
-// what is left (tcp(7)), which the loops' listening sockets ask for and
-// pass on to the connections they accept (loop.cpp). The kernel counts
-// after the read, so the end of the stream is in it too: it counts as one
-// byte left.
+// what is left (tcp(7)), which the listening sockets ask for and pass on
+// to the connections they accept (loop.cpp, process_modes.cpp). The kernel
+// counts after the read, so the end of the stream is in it too: it counts
+// as one byte left.
 //
 // With edge-triggered readiness an arrival is reported once, so a reader
 // must know when it has drained the socket. A short read says so for the

@@ -5,10 +5,11 @@
 // fork and prefork modes). Each TLS connection owns a tls::session: an SSL
 // object on the connection's own non-blocking socket, through a BIO of ours
 // that reads what the loop's readiness read already took off the socket
-// first, then recv() (socket_read.hpp); writes go out with send(MSG_NOSIGNAL). The connection
-// keeps its structure: read_some() and flush() call session::read() and
-// session::write(), which say "would block" as the socket calls do, and
-// which way (a TLS read may need the socket writable, a write readable).
+// first, then the socket (socket_read.hpp); writes go out with
+// send(MSG_NOSIGNAL). The connection keeps its structure: read_some() and
+// flush() call session::read() and session::write(), which say "would
+// block" as the socket calls do, and which way (a TLS read may need the
+// socket writable, a write readable).
 #pragma once
 
 #include "server/socket_read.hpp"

@@ -61,15 +61,15 @@ def serving(root):
     the supervisor process, which the server forks without exec (its only
     child, with the server's command line), only what that one forks; with
     --python not the warm parent, only the workers it forks. A process in
-    the middle of an exec shows an empty command line for a moment: it is
-    not counted until its new one can be read (a warm parent would
-    otherwise pass for a worker)."""
+    the middle of an exec, or on its way out, shows an empty command line:
+    it is not counted (a warm parent in its exec would otherwise pass for
+    a worker)."""
     own = cmdline(root)
 
     def serves(pid):
         line = cmdline(pid)
         if not line:
-            return False  # in an exec, or gone
+            return False  # in an exec, leaving, or gone
         st = stat(pid)
         return st is not None and not (st[0] == root
                                        and (line == own or b"--warm-parent\0" in line))
