@@ -13,8 +13,8 @@ import warnings
 import xmlrpc.client
 
 import harness
-from harness import (HOST, RAW_TIMEOUT, Daemon, DaemonTestCase, call_body, daemon_path, main,
-                     parse_result, skip_in_modes)
+from harness import (HOST, RAW_TIMEOUT, Daemon, DaemonTestCase, RawClient, call_body, daemon_path,
+                     http_request, main, parse_result, skip_in_modes)
 from tls_pki import OPENSSL, TlsDaemon, client_context, make_test_pki
 
 @unittest.skipIf(OPENSSL is None, "the openssl command line is not installed")
@@ -88,35 +88,17 @@ class Tls(TlsDaemon, DaemonTestCase):
         # An idle connection parks after a second: the close must come well
         # before that.
         bound_s = 0.9
-        one = call_body("sample.add", 1, 2)
-        head = (f"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\n"
-                f"Content-Length: {len(one)}\r\n\r\n").encode()
-
-        def answer(s):
-            data = b""
-            while b"</methodResponse>" not in data:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            return data
-
-        with socket.create_connection((HOST, self.daemon.port), timeout=RAW_TIMEOUT) as raw, \
-                client_context(self.pki["ca"]).wrap_socket(raw, server_hostname=HOST) as s:
-            s.sendall(head + one)
-            self.assertIn(b"<int>3</int>", answer(s))
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
-            s.sendall(head + one)
-            # Not s.shutdown(), which would drop the TLS session first.
-            with socket.socket(fileno=os.dup(s.fileno())) as same:
+        with RawClient(self.daemon) as c:
+            c.sock = client_context(self.pki["ca"]).wrap_socket(c.sock, server_hostname=HOST)
+            c.send(http_request(call_body("sample.add", 1, 2)))
+            self.assertEqual(parse_result(c.read_response().body), 3)
+            c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+            c.send(http_request(call_body("sample.add", 1, 2)))
+            # Not c.sock.shutdown(), which would drop the TLS session first.
+            with socket.socket(fileno=os.dup(c.sock.fileno())) as same:
                 same.shutdown(socket.SHUT_WR)
-            self.assertIn(b"<int>3</int>", answer(s))
-            s.settimeout(bound_s)
-            try:
-                rest = s.recv(65536)
-            except TimeoutError:
-                self.fail(f"no close within {bound_s} s of the answer")
-            self.assertEqual(rest, b"")
+            self.assertEqual(parse_result(c.read_response().body), 3)
+            self.assertTrue(c.at_eof(bound_s), f"no close within {bound_s} s of the answer")
 
     @skip_in_modes("sequential", "answers one request per connection")
     def test_pipelined_requests_in_one_write(self):

@@ -438,12 +438,9 @@ class CallsAhead(unittest.TestCase):
             sent.append(call)
         return sent
 
-    def figures(self, *names):
-        return pool_figures(self.admin, *names)
-
     def gauges(self):
         """(places taken, calls waiting)"""
-        return self.figures("busy_workers", "queue_depth")
+        return pool_figures(self.admin, "busy_workers", "queue_depth")
 
     def test_short_calls_wait_at_the_busy_host_long_ones_at_the_front(self):
         # A method never timed is expected to fill a place's allowance
@@ -468,19 +465,19 @@ class CallsAhead(unittest.TestCase):
                 future = self.calls("load", 1)[0]
                 self.answer(self.next_call(5)[0])
                 self.assertEqual(future.result(), "1")
-            waited = self.figures("wait_seconds_count")[0]
+            waited = pool_figures(self.admin, "wait_seconds_count")[0]
             futures = self.calls("load", 4)
             sent = self.calls_sent()
             wait_until(lambda: self.gauges() == (1, 3), 5, "one place taken, three calls waiting")
             # The calls waiting, at the host or at the front, have not ended
             # their wait for a worker: each ends it when one before it ends.
-            self.assertEqual(self.figures("wait_seconds_count")[0], waited + 1)
+            self.assertEqual(pool_figures(self.admin, "wait_seconds_count")[0], waited + 1)
             ahead = len(sent) - 1
             for _ in futures:
                 call_id, _ = sent.pop(0) if sent else self.next_call(5)
                 self.answer(call_id)
             self.assertEqual([f.result() for f in futures], ["1"] * 4)
-            self.assertEqual(self.figures("wait_seconds_count")[0], waited + 4)
+            self.assertEqual(pool_figures(self.admin, "wait_seconds_count")[0], waited + 4)
             if ahead > 0:
                 break
         self.assertGreater(ahead, 0, "no call went ahead to the busy host")
