@@ -231,8 +231,8 @@ class value {
   value(bool b) noexcept : v_(b) {}
   value(double d) noexcept : v_(d) {}
   value(std::string s) noexcept : v_(std::move(s)) {}
-  value(std::string_view s) : v_(std::string(s)) {}
-  value(const char* s) : v_(std::string(s)) {}
+  value(std::string_view s) : v_(std::in_place_type<std::string>, s) {}
+  value(const char* s) : v_(std::in_place_type<std::string>, s) {}
   value(date_time t) noexcept : v_(t) {}
   value(bytes b) noexcept : v_(std::move(b)) {}
   value(array a) noexcept : v_(std::move(a)) {}

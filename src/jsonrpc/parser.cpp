@@ -137,7 +137,7 @@ class handler {
       return true;
     }
     frame f = std::move(frames_.back());
-    frames_.pop_back();
+    pop_frame();
     if (f.base64) return add(std::move(*f.base64), ec, true);  // {"$base64": ...} alone
     return add(object_value(std::move(f.members)), ec, true);
   }
@@ -145,7 +145,7 @@ class handler {
   bool on_array_end(std::size_t, bj::error_code& ec) {
     if (frames_.empty()) return true;  // the batch
     frame f = std::move(frames_.back());
-    frames_.pop_back();
+    pop_frame();
     return add(std::move(f.items), ec, true);
   }
 
@@ -177,7 +177,21 @@ class handler {
     return true;
   }
 
-  bool on_string(bj::string_view s, std::size_t, bj::error_code& ec) {
+  // Most values are an array's items, read in one piece: those go straight
+  // in, inlined in the reader's loop; the rest below.
+  [[gnu::always_inline]] bool on_string(bj::string_view s, std::size_t n, bj::error_code& ec) {
+    if (items_ != nullptr && text_.empty()) [[likely]]
+      return item(std::string_view(s.data(), s.size()), ec);
+    return on_other_string(s, n, ec);
+  }
+
+  [[gnu::always_inline]] bool on_int64(std::int64_t i, bj::string_view s, bj::error_code& ec) {
+    if (items_ != nullptr && number_.empty()) [[likely]]
+      return fits_i4(i) ? item(static_cast<std::int32_t>(i), ec) : item(i, ec);
+    return on_other_int64(i, s, ec);
+  }
+
+  bool on_other_string(bj::string_view s, std::size_t, bj::error_code& ec) {
     std::string_view str = collect(s);  // may be text_: cleared once it is used
     bool ok = at_envelope() && env_member_ == m_id ? count(ec) && set_id(write_id_string(str))
               : base64_member(str)                 ? count(ec)
@@ -191,12 +205,10 @@ class handler {
     return true;
   }
 
-  bool on_int64(std::int64_t i, bj::string_view s, bj::error_code& ec) {
+  bool on_other_int64(std::int64_t i, bj::string_view s, bj::error_code& ec) {
     if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
     number_.clear();
-    if (i >= std::numeric_limits<std::int32_t>::min() &&
-        i <= std::numeric_limits<std::int32_t>::max())
-      return add(static_cast<std::int32_t>(i), ec);
+    if (fits_i4(i)) return add(static_cast<std::int32_t>(i), ec);
     return add(i, ec);
   }
 
@@ -251,7 +263,9 @@ class handler {
 
   // The direct reader's decimal: d is already the nearest double to the
   // text, and finite.
-  bool on_decimal(double d, bj::string_view s, bj::error_code& ec) {
+  [[gnu::always_inline]] bool on_decimal(double d, bj::string_view s, bj::error_code& ec) {
+    if (items_ != nullptr) [[likely]]
+      return item(d, ec);
     if (at_envelope() && env_member_ == m_id) return number_id(s, ec);
     return add(d, ec);
   }
@@ -277,6 +291,11 @@ class handler {
     std::string key;
     std::optional<bytes> base64;  // base64_member()'s, while no other member has come
   };
+
+  static bool fits_i4(std::int64_t i) noexcept {
+    return i >= std::numeric_limits<std::int32_t>::min() &&
+           i <= std::numeric_limits<std::int32_t>::max();
+  }
 
   bool at_envelope() const noexcept { return frames_.empty() && level_ == level::envelope; }
 
@@ -335,7 +354,13 @@ class handler {
       return stop(fault_code::invalid_request,
                   "nested deeper than " + std::to_string(lim_.max_depth) + " levels", ec);
     frames_.emplace_back().is_object = is_object;
+    items_ = is_object ? nullptr : &frames_.back().items;
     return true;
+  }
+
+  void pop_frame() {
+    frames_.pop_back();
+    items_ = frames_.empty() || frames_.back().is_object ? nullptr : &frames_.back().items;
   }
 
   // A {"$base64": "..."} becomes bytes when its text is canonical (as the
@@ -372,6 +397,8 @@ class handler {
   // scalars are counted here.
   template <class T>
   bool add(T&& v, bj::error_code& ec, bool container = false) {
+    if (items_ != nullptr)
+      return container ? append(std::forward<T>(v)) : item(std::forward<T>(v), ec);
     if (!container && !count(ec)) return false;
     if (!frames_.empty()) {
       frame& f = frames_.back();
@@ -406,6 +433,22 @@ class handler {
         if (any_value_) root.emplace(std::forward<T>(v));
         return true;
     }
+    return true;
+  }
+
+  // A scalar into the innermost frame, an array: counted, then made in
+  // place there.
+  template <class T>
+  [[gnu::always_inline]] bool item(T&& v, bj::error_code& ec) {
+    if (!count(ec)) return false;
+    append(std::forward<T>(v));
+    return true;
+  }
+
+  template <class T>
+  [[gnu::always_inline]] bool append(T&& v) {
+    rapidrpc::detail::room_for_one_more(*items_, elements_, lim_.max_elements)
+        .emplace_back(std::forward<T>(v));
     return true;
   }
 
@@ -544,6 +587,7 @@ class handler {
   bool started_ = false;
   level level_ = level::top;
   std::vector<frame> frames_;  // containers being built below the envelope
+  array* items_ = nullptr;     // the innermost frame's items, if it is an array
   envelope env_;
   member env_member_ = m_other;  // the envelope member whose value comes next
   std::size_t elements_ = 0;

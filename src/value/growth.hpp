@@ -16,11 +16,17 @@ namespace rapidrpc::detail {
 /// far; each item is at least one element). The room not yet used is
 /// address space, not resident memory, as for a body
 /// (http/request_parser.cpp).
-inline array& room_for_one_more(array& items, std::size_t elements, std::size_t max_elements) {
-  if (items.size() == items.capacity() && items.size() >= 4096) [[unlikely]] {
-    items.reserve(std::min(items.size() * 8,
-                           items.size() + 1 + max_elements - std::min(elements, max_elements)));
-  }
+[[gnu::noinline]] inline void grow_eight_fold(array& items, std::size_t elements,
+                                              std::size_t max_elements) {
+  items.reserve(std::min(items.size() * 8,
+                         items.size() + 1 + max_elements - std::min(elements, max_elements)));
+}
+
+/// The check is inlined in the readers' loops, the growth is not.
+[[gnu::always_inline]] inline array& room_for_one_more(array& items, std::size_t elements,
+                                                       std::size_t max_elements) {
+  if (items.size() == items.capacity() && items.size() >= 4096) [[unlikely]]
+    grow_eight_fold(items, elements, max_elements);
   return items;
 }
 
