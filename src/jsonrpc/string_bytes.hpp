@@ -18,22 +18,25 @@ constexpr bool plain(unsigned char c) noexcept {
   return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
+#if defined(__SSE2__)
+// 0xFF in each of the 16 bytes at `at` that is not plain(). As signed
+// bytes, anything below 0x20 and anything from 0x80 up is less than 0x20:
+// one comparison finds both.
+inline __m128i not_plain(const unsigned char* at) noexcept {
+  const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+  return _mm_or_si128(
+      _mm_cmplt_epi8(w, _mm_set1_epi8(0x20)),
+      _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')), _mm_cmpeq_epi8(w, _mm_set1_epi8('\\'))));
+}
+#endif
+
 // The first byte in [p, end) that is not plain(), or `end`: sixteen bytes
 // at a time (SSE2), the first of them that is not plain found in the
 // comparison's mask, after a run of 64 at a time; eight at a time (then one
 // by one) in the last sixteen.
 inline const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) noexcept {
 #if defined(__SSE2__)
-  // As signed bytes, anything below 0x20 and anything from 0x80 up is less
-  // than 0x20: one comparison finds both.
-  const __m128i space = _mm_set1_epi8(0x20);
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i backslash = _mm_set1_epi8('\\');
-  const auto stops = [&](const unsigned char* at) {
-    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
-    return _mm_or_si128(_mm_cmplt_epi8(w, space),
-                        _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash)));
-  };
+  const auto stops = not_plain;
   // A string of more than 16 plain bytes may be long (a base64 value, a
   // document): 64 bytes a turn, one test of the four blocks' stops
   // together; the block that has one is found below. A short one, most

@@ -100,6 +100,43 @@ TEST(Writer, EveryPositionOfAnEscapeInStringsOfEveryLength) {
   EXPECT_THROW(write_string(out, std::string(20, 'x') + "\xFF"), std::invalid_argument);
 }
 
+// A value's string of up to 15 bytes is checked and copied 16 bytes at a
+// time, past its end: an escape at each of its positions is found, and what
+// lies past its end (left there by a longer string) is not written.
+TEST(Writer, ShortStringsOfValues) {
+  const std::string specials[] = {"\"", "\\", "\n", "\x01", "\x7f", "\xC3\xA9", "\xFF"};
+  for (std::size_t len = 0; len <= 20; ++len) {
+    for (std::size_t at = 0; at <= len; ++at) {
+      for (const auto& raw : specials) {
+        std::string s(len, 'a');
+        if (at < len) s.replace(at, 1, raw);
+        std::string expected;
+        if (raw == "\xFF" && at < len) {
+          EXPECT_THROW(write_value(expected, value(s)), std::invalid_argument);
+          continue;
+        }
+        write_string(expected, s);
+        std::string out;
+        write_value(out, value(s));
+        ASSERT_EQ(out, expected) << "length " << len << ", at " << at;
+      }
+    }
+  }
+  for (const char* last : {"\"", "\\", "\n"}) {
+    value in_place(std::string(14, 'b') + last);  // in the string's own buffer
+    in_place.as<std::string>().resize(5);
+    std::string out;
+    write_value(out, in_place);
+    EXPECT_EQ(out, "\"bbbbb\"");
+    value on_heap(std::string(40, 'c'));  // a heap block, the special left past the end
+    on_heap.as<std::string>()[3] = *last;
+    on_heap.as<std::string>().resize(3);
+    out.clear();
+    write_value(out, on_heap);
+    EXPECT_EQ(out, "\"ccc\"");
+  }
+}
+
 TEST(Writer, Envelopes) {
   std::string out;
   write_request(out, "sample.add", array{std::int32_t{3}, std::int32_t{5}}, "1");
