@@ -348,7 +348,8 @@ char* detail::write_double(char* at, double d) noexcept {
     // most of the time of writing a double on that wait. The text is at
     // most 26 characters: a sign, "0.", six zeros and 17 digits; or a
     // sign, 16 digits and ".0". Zeros are set 16 at a time from at most 17
-    // characters in: the room (max_double_chars) covers it.
+    // characters in, digits moved 16 at a time to at most 18 in: the room
+    // (max_double_chars) covers both.
     if (point <= 0) {
       *p++ = '0';
       *p++ = '.';
@@ -362,10 +363,14 @@ char* detail::write_double(char* at, double d) noexcept {
       *p++ = '0';
       return p;
     }
-    // A point among the digits: all of them one place to the right, then
-    // those before the point back one place, byte by byte.
-    put_decimal(p + 1, significand, n);
-    for (int i = 0; i < point; ++i) p[i] = p[i + 1];
+    // A point among the digits: the digits, then those after the point one
+    // place on (at most 16: the 16 bytes from the point copied through a
+    // register, not by a call to memmove, which is what a loop of byte
+    // copies became, a twentieth of a large JSON-RPC echo's time).
+    put_decimal(p, significand, n);
+    char after[16];
+    std::memcpy(after, p + point, 16);
+    std::memcpy(p + point + 1, after, 16);
     p[point] = '.';
     return p + n + 1;
   }

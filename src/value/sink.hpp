@@ -14,8 +14,8 @@
 namespace rapidrpc::detail {
 
 /// The room write_double() needs: more than the longest text it lays out
-/// (26 characters), as it sets zeros 16 at a time (the furthest ends 33
-/// characters in).
+/// (26 characters), as it sets zeros and moves digits 16 at a time (the
+/// furthest ends 34 characters in).
 inline constexpr std::size_t max_double_chars = 48;
 /// The longest text write_date_time() lays out.
 inline constexpr std::size_t max_date_time_chars = 26;
