@@ -76,6 +76,14 @@ bool is_json(http::media type, std::string_view body) {
   }
   return false;
 }
+
+// ADDRESS:PORT, an IPv6 address in brackets.
+std::string peer_name(const call_peer& peer) {
+  const auto& a = peer.address;
+  std::string text = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+  return text + ':' + std::to_string(peer.port);
+}
+
 }  // namespace
 
 connection::connection(loop& owner, loop_socket socket, const net::ip::tcp::endpoint& peer)
@@ -85,11 +93,7 @@ connection::connection(loop& owner, loop_socket socket, const net::ip::tcp::endp
       in_(&owner.blocks()),
       peer_{peer.address(), peer.port(), {}} {
   if (const auto* access = owner.shared().access) access_.allowed = access->allowed(peer_.address);
-  if (owner.log() != nullptr) {
-    const auto& a = peer_.address;
-    peer_text_ = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
-    peer_text_ += ':' + std::to_string(peer_.port);
-  }
+  if (owner.log() != nullptr) peer_text_ = peer_name(peer_);
   loop_.attach(this);
   ++loop_.shared().connections;
   loop_.stats().connection_opened();
@@ -211,6 +215,18 @@ void connection::drain(clock::time_point now) {
   // A request in progress is still answered, with "Connection: close"
   // (handle_request() sees the loop draining).
   if (busy_) keep_alive_ = false;
+}
+
+std::string connection::state_text() const {
+  std::string text = peer_name(peer_);
+  if (busy_) return text + " in a call";
+  if (out_sent_ != out_.size())
+    return text + " sending its reply (" + std::to_string(out_.size() - out_sent_) + " bytes left)";
+  if (request_begun()) {
+    text += " mid-request (" + std::to_string(in_.size()) + " bytes buffered";
+    return text + (eof_ ? ", its client done sending)" : ")");
+  }
+  return text + " idle";
 }
 
 void connection::park(clock::time_point now) {

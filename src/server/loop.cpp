@@ -247,9 +247,16 @@ void loop::arm_drain_deadline() {
     // Past the deadline: whatever is left is cut off, and said so (a
     // client sees only its connection close).
     std::vector<connection*> left(connections_.begin(), connections_.end());
-    if (!left.empty())
-      shared_.lines.say(log_level::warning, "drain deadline reached; closing %zu connection(s)",
-                        left.size());
+    if (!left.empty()) {
+      // Which clients held the stop, and how (the first few).
+      std::string which;
+      constexpr std::size_t named = 4;
+      for (std::size_t i = 0; i < left.size() && i < named; ++i)
+        which += (i == 0 ? ": " : "; ") + left[i]->state_text();
+      if (left.size() > named) which += "; and " + std::to_string(left.size() - named) + " more";
+      shared_.lines.say(log_level::warning, "drain deadline reached; closing %zu connection(s)%s",
+                        left.size(), which.c_str());
+    }
     for (connection* c : left) c->close();
     // Their pending handlers (a call still running holds its connection)
     // are dropped with the loop's own io_context; a caller's runs them, and

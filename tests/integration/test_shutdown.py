@@ -272,8 +272,11 @@ class GracefulStop(unittest.TestCase):
                 # timeout ends the connection.)
                 self.assertGreater(elapsed, drain - 0.2,
                                    "the stalled request was cut off before the drain deadline")
-                self.assertIn("rapidrpc: drain deadline reached; closing 1 connection(s)",
-                              d.stderr_text())
+                # The line names the client that held the stop, and how.
+                self.assertRegex(d.stderr_text(),
+                                 r"rapidrpc: drain deadline reached; closing 1 connection\(s\): "
+                                 r"127\.0\.0\.1:%d mid-request \(\d+ bytes buffered\)\n"
+                                 % c.sock.getsockname()[1])
             try:
                 self.assertTrue(c.at_eof(5), "stalled connection left open")
             except ConnectionResetError:
