@@ -290,12 +290,14 @@ void connection::drive() {
     // Once a read has drained the socket the reactor waits for epoll's
     // next report (drained_read.hpp). The kernel's count of what a read
     // left says whether the end of the stream came with its bytes
-    // (socket_read.hpp); without one, an end that came so is not reported
-    // again. Then, mid-request, where a close must end the request now,
-    // not at its timeout, the socket is read once more first: nothing,
-    // more bytes, or the end. (Between requests the parking's readiness
-    // wait finds such an end, within two seconds.)
-    if (!can_read_ && !(short_read_ && request_begun())) break;
+    // (socket_read.hpp); a reset that came with them is in no count, and
+    // without a count neither is the end: either is not reported again.
+    // So mid-request, where a close must end the request now, not at its
+    // timeout, a drained socket is read once more first: nothing, more
+    // bytes, the end or the reset. (Between requests the reply's send
+    // meets a reset, and the parking's readiness wait finds an end no
+    // count gave, within two seconds.)
+    if (!can_read_ && !(drained_ && request_begun())) break;
     // Fairness: once this turn has answered a request, the next one waits
     // for the other connections' turns. Reads that fill the buffer (large
     // bodies read to the byte) would otherwise keep one fast client on the
@@ -353,7 +355,7 @@ bool connection::read_some() {
     return true;
   }
   can_read_ = false;
-  short_read_ = false;
+  drained_ = false;
   if (n == 0) {
     eof_ = true;
   } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -369,7 +371,7 @@ bool connection::read_some() {
 // again, so no read is wasted on EAGAIN (socket_read.hpp).
 void connection::read_left_over(const socket_read& r, std::size_t asked) {
   can_read_ = !r.drained(asked);
-  short_read_ = !can_read_ && r.left == read_left::unknown;
+  drained_ = !can_read_;
 }
 
 // read_some() with TLS: OpenSSL reads the socket (and runs the handshake
@@ -378,7 +380,7 @@ void connection::read_left_over(const socket_read& r, std::size_t asked) {
 bool connection::read_tls() {
   std::size_t want = read_size();
   std::size_t n = 0;
-  can_read_ = false;
+  can_read_ = drained_ = false;
   switch (tls_->read(in_.prepare(want), want, n)) {
     case tls::session::status::ok:
       in_.commit(n);
@@ -386,6 +388,7 @@ bool connection::read_tls() {
       // OpenSSL may hold decrypted or read-ahead bytes: read on until the
       // socket is known to be drained.
       can_read_ = !tls_->drained();
+      drained_ = !can_read_;
       return true;
     case tls::session::status::want_read:
       break;

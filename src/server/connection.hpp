@@ -153,7 +153,7 @@ class connection final : public std::enable_shared_from_this<connection>,
   bool http10_ = false;
   bool gzip_reply_ = false;
   bool can_read_ = false;       // the socket may have unread bytes
-  bool short_read_ = false;     // the last read, short, came with no count of what is left
+  bool drained_ = false;        // the last read returned bytes and drained the socket
   bool resume_posted_ = false;  // a drive() is queued on the loop (fairness)
   bool wait_read_ = false;      // an async_wait for reading is pending
   bool wait_write_ = false;     // an async_wait for writing is pending

@@ -4,6 +4,7 @@ and command-line errors."""
 import concurrent.futures as cf
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -281,6 +282,31 @@ class GracefulStop(unittest.TestCase):
                 self.assertTrue(c.at_eof(5), "stalled connection left open")
             except ConnectionResetError:
                 pass
+
+    @skip_in_modes(("sequential", "fork", "prefork"),
+                   "a connection serves one request there, and a child is not told of the stop")
+    def test_a_client_reset_mid_request_does_not_hold_the_stop(self):
+        # A client sends part of a request and resets the connection. With
+        # the daemon stopped meanwhile, the reset comes with the bytes: one
+        # wake-up, one read of the bytes (the kernel's count of what is left
+        # says nothing of a reset), and no report of the reset after it. The
+        # daemon must still see it, or the connection stays mid-request and
+        # holds the stop until the drain deadline.
+        d = self.start("--drain-timeout", "2")
+        with RawClient(d) as c:
+            c.send(http_request(call_body("echo", 1)))  # accepted and served first
+            self.assertEqual(parse_result(c.read_response().body), 1)
+            d.send_signal(signal.SIGSTOP)
+            try:
+                c.send(b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n<metho")
+                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                c.sock.close()
+            finally:
+                d.send_signal(signal.SIGCONT)
+        time.sleep(0.5)  # the daemon reads what came, and the reset
+        d.send_signal(signal.SIGTERM)
+        self.assertEqual(d.wait(harness.STOP_TIMEOUT), 0, d.diagnostics())
+        self.assertNotIn("drain deadline reached", d.stderr_text())
 
 
 class CommandLine(unittest.TestCase):
