@@ -106,10 +106,11 @@ void append_string(std::string& out, std::string_view s, invalid_utf8 policy) {
 
 // A std::string of at most 15 bytes, none of them to escape, copied with a
 // 16-byte load and store (most strings a program sends are short). A
-// std::string has 16 bytes behind data() whatever its length: its own
-// buffer of 15 and the terminator, or a heap block of capacity() + 1 (at
-// least 17), so the bytes past its end may be read; only the string's own
-// are looked at. false, with nothing written, if one needs an escape.
+// std::string has at least 16 bytes behind data() whatever its length: its
+// own buffer holds 15 and the terminator (libstdc++; libc++'s, 22), and a
+// heap block is allocated only past that, with capacity() + 1 bytes. So
+// the bytes past its end may be read; only the string's own are looked
+// at. false, with nothing written, if one needs an escape.
 bool append_short_plain(sink& out, const std::string& s) {
 #if defined(__SSE2__)
   const std::size_t n = s.size();
