@@ -397,9 +397,11 @@ class handler {
   // scalars are counted here.
   template <class T>
   bool add(T&& v, bj::error_code& ec, bool container = false) {
-    if (items_ != nullptr)
-      return container ? append(std::forward<T>(v)) : item(std::forward<T>(v), ec);
     if (!container && !count(ec)) return false;
+    if (items_ != nullptr) {
+      append(std::forward<T>(v));
+      return true;
+    }
     if (!frames_.empty()) {
       frame& f = frames_.back();
       if (!f.is_object) {
@@ -446,10 +448,9 @@ class handler {
   }
 
   template <class T>
-  [[gnu::always_inline]] bool append(T&& v) {
+  [[gnu::always_inline]] void append(T&& v) {
     rapidrpc::detail::room_for_one_more(*items_, elements_, lim_.max_elements)
         .emplace_back(std::forward<T>(v));
-    return true;
   }
 
   void note_inner(std::string what) {
