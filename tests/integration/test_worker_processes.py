@@ -234,7 +234,8 @@ class IsolateIdleDeath(unittest.TestCase):
             procs.wait_for(lambda: len(procs.live_children(root)) == 2
                            and not set(victims) & set(procs.live_children(root)),
                            time.monotonic() + 5)
-            self.assertEqual(len(procs.live_children(root)), 2, "the workers were not replaced")
+            self.assertEqual(len(procs.live_children(root)), 2,
+                             f"the workers were not replaced:\n{d.stderr_text()[-3000:]}")
             self.assertFalse(set(victims) & set(procs.live_children(root)))
             # Idle, or dying as a call reached it (a kill takes effect a
             # little after os.kill returns): logged either way, once.
