@@ -223,7 +223,11 @@ std::string connection::state_text() const {
   if (out_sent_ != out_.size())
     return text + " sending its reply (" + std::to_string(out_.size() - out_sent_) + " bytes left)";
   if (request_begun()) {
+    // What is buffered is what the reader has not taken yet: a body it
+    // reads is counted by what is still to come.
     text += " mid-request (" + std::to_string(in_.size()) + " bytes buffered";
+    if (auto remaining = in_request() ? serving_->reader.body_remaining() : std::nullopt)
+      text += ", " + std::to_string(*remaining) + " bytes of its body still to come";
     return text + (eof_ ? ", its client done sending)" : ")");
   }
   return text + " idle";

@@ -273,10 +273,12 @@ class GracefulStop(unittest.TestCase):
                 # timeout ends the connection.)
                 self.assertGreater(elapsed, drain - 0.2,
                                    "the stalled request was cut off before the drain deadline")
-                # The line names the client that held the stop, and how.
+                # The line names the client that held the stop, and how:
+                # 6 of its body's 1000 bytes came.
                 self.assertRegex(d.stderr_text(),
                                  r"rapidrpc: drain deadline reached; closing 1 connection\(s\): "
-                                 r"127\.0\.0\.1:%d mid-request \(\d+ bytes buffered\)\n"
+                                 r"127\.0\.0\.1:%d mid-request \(\d+ bytes buffered, "
+                                 r"994 bytes of its body still to come\)\n"
                                  % c.sock.getsockname()[1])
             try:
                 self.assertTrue(c.at_eof(5), "stalled connection left open")
