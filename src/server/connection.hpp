@@ -56,8 +56,8 @@ class connection final : public std::enable_shared_from_this<connection>,
   void drain(clock::time_point now);
   /// What holds the connection open, for the log line of a drain that
   /// reached its deadline: the peer and "in a call", "sending its reply",
-  /// or "mid-request" with the bytes buffered and whether its client has
-  /// finished sending.
+  /// or "mid-request" with the bytes buffered, what of a body of announced
+  /// length is still to come, and whether its client has finished sending.
   std::string state_text() const;
   /// How long an idle connection must have been quiet before a drain closes it.
   static constexpr std::chrono::milliseconds drain_quiet{250};

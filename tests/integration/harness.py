@@ -35,6 +35,7 @@ import selectors
 import shlex
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -931,6 +932,23 @@ class RawClient:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def reset_mid_request_while_stopped(daemon, clients):
+    """Each of `clients` (RawClient, plain or TLS: a TLS socket's close sends
+    no close_notify) sends part of a request and resets its connection
+    (SO_LINGER 0) while `daemon` is stopped (SIGSTOP), so that the bytes and
+    the reset reach it together, in one wake-up; then the daemon goes on
+    and is given 0.5 s to read them."""
+    daemon.send_signal(signal.SIGSTOP)
+    try:
+        for c in clients:
+            c.send(b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n<metho")
+            c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            c.close()
+    finally:
+        daemon.send_signal(signal.SIGCONT)
+    time.sleep(0.5)
 
 
 def exchange(daemon, request_bytes, timeout=RAW_TIMEOUT):

@@ -4,7 +4,6 @@ and command-line errors."""
 import concurrent.futures as cf
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -298,14 +297,7 @@ class GracefulStop(unittest.TestCase):
         with RawClient(d) as c:
             c.send(http_request(call_body("echo", 1)))  # accepted and served first
             self.assertEqual(parse_result(c.read_response().body), 1)
-            d.send_signal(signal.SIGSTOP)
-            try:
-                c.send(b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n<metho")
-                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                c.sock.close()
-            finally:
-                d.send_signal(signal.SIGCONT)
-        time.sleep(0.5)  # the daemon reads what came, and the reset
+            harness.reset_mid_request_while_stopped(d, [c])
         d.send_signal(signal.SIGTERM)
         self.assertEqual(d.wait(harness.STOP_TIMEOUT), 0, d.diagnostics())
         self.assertNotIn("drain deadline reached", d.stderr_text())

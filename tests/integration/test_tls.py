@@ -6,7 +6,6 @@ import os
 import signal
 import socket
 import ssl
-import struct
 import subprocess
 import tempfile
 import time
@@ -293,20 +292,11 @@ class TlsTimeoutsAndOptions(unittest.TestCase):
         self.addCleanup(d.kill)
         clients = [RawClient(d) for _ in range(10)]
         for c in clients:
+            self.addCleanup(c.close)  # closing twice is harmless
             c.sock = client_context(self.pki["ca"]).wrap_socket(c.sock, server_hostname=HOST)
             c.send(http_request(call_body("echo", 1)))  # the handshake and a call first
             self.assertEqual(parse_result(c.read_response().body), 1)
-        d.send_signal(signal.SIGSTOP)
-        try:
-            for c in clients:
-                c.send(b"POST /RPC2 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n<metho")
-                # A close sends no close_notify (only unwrap() would): the
-                # reset alone ends the connection.
-                c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                c.close()
-        finally:
-            d.send_signal(signal.SIGCONT)
-        time.sleep(0.5)  # the daemon reads what came, and the resets
+        harness.reset_mid_request_while_stopped(d, clients)
         d.send_signal(signal.SIGTERM)
         self.assertEqual(d.wait(harness.STOP_TIMEOUT), 0, d.diagnostics())
         self.assertNotIn("drain deadline reached", d.stderr_text())
