@@ -69,24 +69,32 @@ class MemoryAfterALargeBody(hostile.HostileTestCase):
 
     def serving_pid(self, c):
         """The process serving the open connection `c`: the daemon, or in
-        fork and prefork the child whose descriptors hold its socket."""
+        fork and prefork the child whose descriptors hold its socket (once
+        one does: a child may not have accepted it yet)."""
         root = self.daemon.proc.pid
         if harness.MODE not in harness.PROCESS_MODES:
             return root
         port = c.sock.getsockname()[1]
-        inode = None
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    cols = line.split()
-                    if int(cols[2].rsplit(":", 1)[1], 16) == port and cols[3] == "01":
-                        inode = int(cols[9])  # the server's side: its peer is our port
-        self.assertIsNotNone(inode, "cannot find the connection in /proc/net/tcp")
-        for pid in procs.children(root):
-            if any(procs.socket_inode(t) == inode for t in procs.open_fds(pid).values()):
-                return pid
-        raise AssertionError("no child holds the connection")
+
+        def holder():
+            inode = None
+            for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+                with open(table) as f:
+                    next(f)
+                    for line in f:
+                        cols = line.split()
+                        if int(cols[2].rsplit(":", 1)[1], 16) == port and cols[3] == "01":
+                            inode = int(cols[9])  # the server's side: its peer is our port
+            if inode is None:
+                return None
+            for pid in procs.children(root):
+                if any(procs.socket_inode(t) == inode for t in procs.open_fds(pid).values()):
+                    return pid
+            return None
+
+        pid = procs.wait_for(holder, time.monotonic() + 5)
+        self.assertIsNotNone(pid, "no child holds the connection")
+        return pid
 
     def test_memory_goes_back_after_16_mib_echoes(self):
         request = http_request(call_body("echo", PAYLOAD))
@@ -145,11 +153,14 @@ class MemoryAfterALargeBody(hostile.HostileTestCase):
         pages = len(request) // 4096
         c = RawClient(self.daemon, timeout=60)
         try:
+            # Counted from before each request is sent: a process serving
+            # it may have read it, answered and taken its pages before a
+            # look through /proc for it ends.
+            pid = self.serving_pid(c)
             faults = []
             for _ in range(3):
-                c.send(request)
-                pid = self.serving_pid(c)
                 before = hostile.minor_faults(pid)
+                c.send(request)
                 status, body = read_large_response(c.sock)
                 self.assertEqual(status, 200)
                 self.assertIn(payload.encode(), body)
